@@ -1,0 +1,497 @@
+"""Leakage measures of a fixed mechanism under a fixed prior (numpy only, no solver).
+
+Every measure is in **nats** (pass ``unit="bits"`` for bits) and cites its row of the spec's
+notion table (spec/math.md §1) and the paper's equation. Arguments are ``(prior, mechanism)``:
+``prior`` is a :class:`~privopt.model.Prior`, :class:`~privopt.model.JointPrior`,
+:class:`~privopt.model.DatabasePrior` or a plain pmf; ``mechanism`` is a
+:class:`~privopt.model.Mechanism` or a row-stochastic array ``W[y, u] = p(u|y)``.
+
+For a joint prior every measure is taken on the channel the adversary sees,
+``p(u|s) = Σ_y p(y|s) p(u|y)`` ([002] eq. 16).
+
+Supports (spec §0): secrets with ``p(x) = 0`` and outputs with ``p(u) = 0`` are left out.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model import (
+    Distortion,
+    NeighborRelation,
+    all_pairs,
+    as_matrix,
+    as_prior,
+    hamming_neighbors,
+)
+from privopt.model._validate import as_pmf
+
+__all__ = [
+    "NATS_PER_BIT",
+    "to_bits",
+    "mutual_information",
+    "information_leakage_per_output",
+    "max_information_leakage",
+    "pml_per_output",
+    "pml_level",
+    "epsilon_max",
+    "pml_tail_level",
+    "eml_level",
+    "maximal_leakage",
+    "ldp_level",
+    "leakage_capacity",
+    "dp_level",
+    "identifiability_level",
+    "ldi_level",
+    "information_privacy_level",
+    "expected_distortion",
+    "conditional_pml",
+    "persuasive_privacy_delta",
+    "persuasive_privacy_level",
+    "neighbor_pair_priors",
+    "default_neighbors",
+]
+
+#: ln 2: one bit is ln 2 nats.
+NATS_PER_BIT = float(np.log(2.0))
+
+
+def to_bits(nats):
+    """Convert nats to bits (bits = nats / ln 2)."""
+    return np.asarray(nats) / NATS_PER_BIT if np.ndim(nats) else float(nats) / NATS_PER_BIT
+
+
+def _with_unit(func: Callable) -> Callable:
+    """Add a keyword ``unit`` ("nats", default, or "bits") to a log-valued measure."""
+
+    @functools.wraps(func)
+    def wrapper(*args, unit: str = "nats", **kwargs):
+        value = func(*args, **kwargs)
+        if unit == "nats":
+            return value
+        if unit == "bits":
+            return to_bits(value)
+        raise InputError(f"unknown unit {unit!r}: use 'nats' or 'bits'", "unit")
+
+    return wrapper
+
+
+class _Setting:
+    """The quantities every measure needs, computed once: supports, channel, marginals."""
+
+    def __init__(self, prior, mechanism):
+        self.prior = as_prior(prior)
+        self.W = as_matrix(mechanism)
+        if self.W.shape[0] != self.prior.n_inputs:
+            raise InputError(
+                f"the mechanism has {self.W.shape[0]} rows but the prior has "
+                f"{self.prior.n_inputs} inputs: one row per input symbol",
+                "mechanism",
+            )
+        self.p = self.prior.secret_probs
+        self.s_mask = self.p > 0
+        channel = self.prior.induced_channel(self.W)
+        self.channel = channel[self.s_mask]  # p(u|s) on the secret support
+        self.ps = self.p[self.s_mask]
+        self.p_u = self.prior.input_probs @ self.W  # p(u) = Σ_y p(y) W[y,u]
+        self.u_mask = self.p_u > 0
+        self.ch = self.channel[:, self.u_mask]  # on both supports
+        self.pu = self.p_u[self.u_mask]
+
+
+def _xlogy_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a ln(a/b)`` with ``0 ln 0 = 0`` (b > 0 wherever a > 0)."""
+    out = np.zeros(np.broadcast(a, b).shape)
+    a, b = np.broadcast_arrays(a, b)
+    pos = a > 0
+    out[pos] = a[pos] * np.log(a[pos] / b[pos])
+    return out
+
+
+def _log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``ln(num/den)`` with +inf where den = 0 < num and -inf where num = 0 < den."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(num) - np.log(den)
+    out[(num == 0) & (den == 0)] = -np.inf
+    return out
+
+
+# --- Calmon–Fawaz: average and maximum information leakage ----------------------------------
+@_with_unit
+def mutual_information(prior, mechanism) -> float:
+    """Average information leakage ``I(S;U) = Σ p(s) p(u|s) ln(p(u|s)/p(u))``.
+
+    Spec §1 rows 1 and 13; [002] Def. 3 and eq. (14); [004] Def. 4.
+    """
+    st = _Setting(prior, mechanism)
+    return float(np.sum(st.ps[:, None] * _xlogy_ratio(st.ch, st.pu[None, :])))
+
+
+@_with_unit
+def information_leakage_per_output(prior, mechanism) -> np.ndarray:
+    """``H(S) − H(S|U=u)`` for every output ``u`` (nan where ``p(u) = 0``).
+
+    Spec §1 row 2 and §1.1; [002] Def. 4 and eq. (4). A single term can be negative.
+    """
+    st = _Setting(prior, mechanism)
+    h_s = -float(np.sum(_xlogy_ratio(st.ps, np.ones_like(st.ps))))
+    posterior = st.ps[:, None] * st.ch / st.pu[None, :]  # p(s|u), columns sum to 1
+    h_s_given_u = -np.sum(_xlogy_ratio(posterior, np.ones_like(posterior)), axis=0)
+    out = np.full(st.p_u.size, np.nan)
+    out[st.u_mask] = h_s - h_s_given_u
+    return out
+
+
+@_with_unit
+def max_information_leakage(prior, mechanism) -> float:
+    """Maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)``.
+
+    Spec §1 row 2; [002] Def. 4 (restricted to ``p(u) > 0``, spec §6 erratum to eq. (4)).
+    """
+    return float(np.nanmax(information_leakage_per_output(prior, mechanism)))
+
+
+# --- Pointwise maximal leakage and relatives -------------------------------------------------
+@_with_unit
+def pml_per_output(prior, mechanism) -> np.ndarray:
+    """PML ``ℓ(X→u) = ln max_{x∈supp p} p(u|x)/p(u)`` for every output.
+
+    Spec §1 row 4; [003] Def. 1 / Thm 1; [000] Def. 2.3. Outputs with ``p(u) = 0`` get 0,
+    following [000] footnote 5 (``P_{X|U=u} := P_X``).
+    """
+    st = _Setting(prior, mechanism)
+    out = np.zeros(st.p_u.size)
+    out[st.u_mask] = np.log(st.ch.max(axis=0) / st.pu)
+    return np.maximum(out, 0.0)  # ℓ ≥ 0 ([003] Lemma 1); clears −1e-17 rounding
+
+
+@_with_unit
+def pml_level(prior, mechanism) -> float:
+    """The ε-PML level ``max_u ℓ(X→u)`` (= max-information ``I_∞(X;U)``).
+
+    Spec §1 row 4; [003] Def. 4 and Thm 1.
+    """
+    return float(np.max(pml_per_output(prior, mechanism)))
+
+
+@_with_unit
+def epsilon_max(prior) -> float:
+    """``ε_max = −ln min_{x∈supp p} p(x)``, the largest possible PML ([003] Lemma 1 / Lemma 2)."""
+    p = as_prior(prior).secret_probs
+    return float(-np.log(p[p > 0].min()))
+
+
+def _tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> float:
+    """Smallest ``t`` with ``Σ_{values > t} masses ≤ δ`` (t taken among the values)."""
+    order = np.argsort(-values, kind="stable")
+    v, w = values[order], masses[order]
+    # candidate t = v[k]: mass strictly above it is the mass of entries with value > v[k]
+    cum = np.concatenate([[0.0], np.cumsum(w)])
+    tol = 1e-12
+    if cum[-1] <= delta + tol:  # every value may be exceeded
+        return float("-inf")
+    best = float(v[0])  # nothing lies above the largest value
+    for k in range(1, v.size):
+        first = np.searchsorted(-v, -v[k], side="left")  # first index with value == v[k]
+        if cum[first] > delta + tol:
+            break
+        best = float(v[k])
+    return best
+
+
+def _check_delta(delta: float, field: str = "delta") -> float:
+    delta = float(delta)
+    if not (0.0 <= delta <= 1.0) or np.isnan(delta):
+        raise InputError(f"must lie in [0, 1], got {delta}", field)
+    return delta
+
+
+@_with_unit
+def pml_tail_level(prior, mechanism, delta: float) -> float:
+    """The (ε,δ)-PML level: the least ε with ``P_{U}[ℓ(X→U) ≤ ε] ≥ 1 − δ``.
+
+    Spec §1 row 5; [003] Def. 5. Evaluated by sorting the outputs by leakage.
+    """
+    delta = _check_delta(delta)
+    st = _Setting(prior, mechanism)
+    leak = np.log(st.ch.max(axis=0) / st.pu)
+    return max(_tail_threshold(leak, st.pu, delta), 0.0)
+
+
+@_with_unit
+def eml_level(prior, mechanism, delta: float) -> float:
+    """The (ε,δ)-EML level ``ln max_x h_x(δ)`` ([003] Thm 3, Remark 9, eq. (19)).
+
+    ``h_x(δ)`` is a fractional knapsack (spec §2.13): outputs in decreasing order of
+    ``p(u|x)/p(u)`` until their mass is exactly δ, the last one fractionally. δ = 0 is the
+    PML level (the limit of (19), spec §3.12); δ = 1 gives 0.
+    """
+    delta = _check_delta(delta)
+    st = _Setting(prior, mechanism)
+    if delta == 0.0:
+        return float(max(np.log(st.ch.max(axis=0) / st.pu).max(), 0.0))
+    best = 0.0
+    for row in st.ch:
+        order = np.argsort(-(row / st.pu), kind="stable")
+        mass = np.cumsum(st.pu[order])
+        k = int(np.searchsorted(mass, delta - 1e-15, side="left"))  # first with cum ≥ δ
+        k = min(k, row.size - 1)
+        before = mass[k - 1] if k > 0 else 0.0
+        frac = (delta - before) / st.pu[order[k]]
+        taken = (row[order[:k]].sum() if k > 0 else 0.0) + frac * row[order[k]]
+        best = max(best, taken / delta)
+    return float(max(np.log(best), 0.0))
+
+
+@_with_unit
+def maximal_leakage(prior, mechanism) -> float:
+    """Maximal leakage ``L = ln Σ_u max_{x∈supp p} p(u|x)`` ([003] eq. (1), Def. 6; spec §1 row 6).
+
+    Depends on the prior only through its support.
+    """
+    st = _Setting(prior, mechanism)
+    return float(np.log(st.channel.max(axis=0).sum()))
+
+
+def _column_ratio_level(ch: np.ndarray) -> float:
+    """``ln max_u max_{x,x'} ch[x,u]/ch[x',u]`` over columns that are not all zero."""
+    if ch.shape[1] == 0:
+        return 0.0
+    col_max, col_min = ch.max(axis=0), ch.min(axis=0)
+    used = col_max > 0
+    if (col_min[used] == 0).any():
+        return float("inf")
+    return float(max(np.log(col_max[used] / col_min[used]).max(), 0.0))
+
+
+@_with_unit
+def ldp_level(prior, mechanism) -> float:
+    """Local DP level ``ln max_{u, x, x'} p(u|x)/p(u|x')`` over ``x, x' ∈ supp p``, ``p(u) > 0``.
+
+    Spec §1 row 8; [003] Def. 14. Equals :func:`leakage_capacity` for a full-support prior.
+    """
+    st = _Setting(prior, mechanism)
+    return _column_ratio_level(st.ch)
+
+
+@_with_unit
+def leakage_capacity(mechanism) -> float:
+    """Leakage capacity ``C(W) = ln sup_u max_{x,x'} W[x,u]/W[x',u]`` (prior-free).
+
+    Spec §1 rows 14–15; [000] Def. 2.7, Thm 2.8 (also free-lunch privacy, [000] Def. 4.4).
+    """
+    return _column_ratio_level(as_matrix(mechanism))
+
+
+def default_neighbors(prior) -> NeighborRelation:
+    """Hamming neighbours on a database prior, all pairs otherwise (spec problem-format)."""
+    prior = as_prior(prior)
+    if prior.is_database:
+        return hamming_neighbors(prior.m, prior.n)
+    return all_pairs(prior.n_secrets)
+
+
+def _pair_level(num: np.ndarray, den: np.ndarray, neighbors: NeighborRelation,
+                keep: np.ndarray) -> float:
+    """``max over pairs (a,b) ⊂ keep and columns of ln num[a,u]/den[b,u]`` (chunked)."""
+    rel = neighbors.restricted(keep)
+    if rel.n_pairs == 0 or num.shape[1] == 0:
+        return 0.0
+    chunk = max(1, 2**22 // num.shape[1])
+    best = 0.0
+    for start in range(0, rel.n_pairs, chunk):
+        a = rel.left[start:start + chunk]
+        b = rel.right[start:start + chunk]
+        level = _log_ratio(num[a], den[b]).max()
+        if level == np.inf:
+            return float("inf")
+        best = max(best, float(level))
+    return best
+
+
+def _neighbors_for(st: _Setting, neighbors) -> NeighborRelation:
+    rel = default_neighbors(st.prior) if neighbors is None else neighbors
+    if isinstance(rel, str):
+        if rel == "hamming":
+            if not st.prior.is_database:
+                raise InputError(
+                    "Hamming neighbours need a database prior ([prior.database] with m and n); "
+                    "use neighbors = 'all' on a single alphabet",
+                    "privacy.neighbors",
+                )
+            rel = hamming_neighbors(st.prior.m, st.prior.n)
+        elif rel == "all":
+            rel = all_pairs(st.prior.n_secrets)
+        else:
+            raise InputError(f"unknown relation {rel!r}: use 'hamming' or 'all'",
+                             "privacy.neighbors")
+    if rel.size != st.prior.n_secrets:
+        raise InputError(
+            f"the relation is on {rel.size} inputs but the secret has {st.prior.n_secrets}",
+            "privacy.neighbors",
+        )
+    return rel
+
+
+def _full_rows(st: _Setting) -> np.ndarray:
+    """The channel on all secrets (rows outside the support zeroed) and outputs in supp p_U."""
+    full = np.zeros((st.p.size, st.ch.shape[1]))
+    full[st.s_mask] = st.ch
+    return full
+
+
+@_with_unit
+def dp_level(prior, mechanism, neighbors: NeighborRelation | str | None = None) -> float:
+    """DP level ``ln max_{x~x', u} p(u|x)/p(u|x')`` ([004] Def. 3; [002] Def. 5; spec §1 row 12).
+
+    ``neighbors`` defaults to Hamming neighbours on a database prior and all pairs otherwise.
+    Secrets outside ``supp p`` and outputs with ``p(u) = 0`` are left out (spec
+    problem-format, supports).
+    """
+    st = _Setting(prior, mechanism)
+    rel = _neighbors_for(st, neighbors)
+    full = _full_rows(st)
+    return _pair_level(full, full, rel, np.flatnonzero(st.s_mask))
+
+
+@_with_unit
+def identifiability_level(prior, mechanism,
+                          neighbors: NeighborRelation | str | None = None) -> float:
+    """Identifiability level ``ln max_{x~x', u} p(x|u)/p(x'|u)`` ([004] Def. 2; spec §1 row 11).
+
+    Equivalently ``p(x) p(u|x) ≤ e^ε p(x') p(u|x')`` (spec §2.8).
+    """
+    st = _Setting(prior, mechanism)
+    rel = _neighbors_for(st, neighbors)
+    joint = _full_rows(st) * st.p[:, None]
+    return _pair_level(joint, joint, rel, np.flatnonzero(st.s_mask))
+
+
+@_with_unit
+def ldi_level(prior, mechanism) -> float:
+    """Local differential identifiability: identifiability over all pairs ([003] Def. 16)."""
+    return identifiability_level(prior, mechanism, neighbors="all")
+
+
+@_with_unit
+def information_privacy_level(prior, mechanism) -> float:
+    """Information privacy / LIP level ``max_{s, u} |ln p(u|s)/p(u)|`` over both supports.
+
+    Spec §1 rows 3 and 9; [002] Def. 6; [003] Def. 15.
+    """
+    st = _Setting(prior, mechanism)
+    if st.ch.size == 0:
+        return 0.0
+    ratio = _log_ratio(st.ch, np.broadcast_to(st.pu, st.ch.shape))
+    return float(np.abs(ratio).max())
+
+
+def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -> float:
+    """``E[d(Y,U)] = Σ_{y,u} p(y) p(u|y) d(y,u)`` ([002] eq. 15; [004] eq. 14)."""
+    prior = as_prior(prior)
+    W = as_matrix(mechanism)
+    d = distortion.matrix if isinstance(distortion, Distortion) else np.asarray(distortion, float)
+    if d.shape != W.shape:
+        raise InputError(
+            f"the distortion has shape {d.shape} but the mechanism has shape {W.shape}: "
+            "rows are inputs and columns outputs for both",
+            "distortion",
+        )
+    return float(np.sum(prior.input_probs[:, None] * W * d))
+
+
+@_with_unit
+def conditional_pml(joint_xz, channel) -> np.ndarray:
+    """Conditional PML ``ℓ(X→y|z) = ln max_{x∈supp P_{X|Z=z}} P(y|x,z)/P(y|z)``.
+
+    Spec §1 row 16; [003] Def. 3; [000] Def. 2.5.
+
+    Parameters
+    ----------
+    joint_xz : array_like
+        ``|X| × |Z|`` joint pmf of the secret and the side information.
+    channel : array_like
+        ``|X| × |Z| × |Y|`` array, ``channel[x, z, y] = P(y|x, z)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``|Z| × |Y|`` array of ``ℓ(X→y|z)``; 0 where ``P(y|z) = 0`` or ``P(z) = 0``.
+    """
+    joint_xz = np.asarray(joint_xz, dtype=float)
+    channel = np.asarray(channel, dtype=float)
+    if channel.ndim != 3 or channel.shape[:2] != joint_xz.shape:
+        raise InputError(
+            f"channel must have shape (|X|, |Z|, |Y|) = {joint_xz.shape + ('|Y|',)}, "
+            f"got {channel.shape}",
+            "channel",
+        )
+    as_pmf(joint_xz.ravel(), "joint_xz")
+    p_z = joint_xz.sum(axis=0)
+    out = np.zeros((joint_xz.shape[1], channel.shape[2]))
+    for z in np.flatnonzero(p_z > 0):
+        out[z] = pml_per_output(joint_xz[:, z] / p_z[z], channel[:, z, :])
+    return out
+
+
+# --- persuasive privacy with the log score ([001]) -------------------------------------------
+def _pp_information_densities(W: np.ndarray, priors: Sequence):
+    """Yield ``(x, i_Q(x;·) on supp W[x], W[x] on that support)`` for each Q and x ∈ supp Q."""
+    for q in priors:
+        q = as_pmf(q, "priors")
+        if q.size != W.shape[0]:
+            raise InputError(f"a prior has {q.size} entries but the mechanism {W.shape[0]} rows",
+                             "priors")
+        q_t = q @ W
+        for x in np.flatnonzero(q > 0):
+            t = W[x] > 0
+            yield np.log(W[x, t] / q_t[t]), W[x, t]
+
+
+def persuasive_privacy_delta(mechanism, priors: Sequence, kappa: float) -> float:
+    """Least δ for which ``(L, 𝒬, κ, δ)``-persuasive privacy holds with the log score.
+
+    ``δ = sup_{Q∈𝒬} sup_{x∈supp Q} P_{T∼W[x,·]}[i_Q(x;T) > κ]`` with
+    ``i_Q(x;t) = ln W[x,t]/Σ_x' Q(x')W[x',t]`` ([001] Def. 3, App. A with the sign of Def. 9
+    corrected, spec §1 row 17 and §6).
+    """
+    W = as_matrix(mechanism)
+    worst = 0.0
+    for dens, mass in _pp_information_densities(W, priors):
+        worst = max(worst, float(mass[dens > kappa + 1e-12].sum()))
+    return worst
+
+
+@_with_unit
+def persuasive_privacy_level(mechanism, priors: Sequence, delta: float = 0.0) -> float:
+    """Least κ for which ``(L, 𝒬, κ, δ)``-persuasive privacy holds with the log score.
+
+    With one full-support prior and δ = 0 this is the PML level; with the two-point priors of
+    :func:`neighbor_pair_priors` it approaches the (probabilistic) DP level (spec §1.1;
+    [001] Prop. 6).
+    """
+    delta = _check_delta(delta)
+    W = as_matrix(mechanism)
+    level = 0.0
+    for dens, mass in _pp_information_densities(W, priors):
+        level = max(level, _tail_threshold(dens, mass, delta))
+    return level
+
+
+def neighbor_pair_priors(size: int, neighbors: NeighborRelation | None = None,
+                         weight: float = 1e-6) -> list[np.ndarray]:
+    """Two-point priors ``Q = w·δ_x + (1−w)·δ_x'`` on neighbouring pairs (the class ℋ of [001]).
+
+    The infimum of [001] Prop. 6 is reached as ``w → 0`` (spec §5.10).
+    """
+    rel = all_pairs(size) if neighbors is None else neighbors
+    out = []
+    for a, b in zip(rel.left, rel.right, strict=True):
+        q = np.zeros(size)
+        q[a], q[b] = weight, 1.0 - weight
+        out.append(q)
+    return out

@@ -1,0 +1,106 @@
+"""Input validation shared by the model classes (no solver, no measures)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from privopt.errors import InputError
+
+#: Tolerance on the total mass of a pmf and on row sums of a mechanism.
+SUM_TOLERANCE = 1e-9
+
+
+def as_real_array(values, field: str, ndim: int) -> np.ndarray:
+    """Convert ``values`` to a float array of ``ndim`` dimensions, finite, or raise."""
+    try:
+        array = np.array(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"expected {'a list of numbers' if ndim == 1 else 'a matrix (list of rows) of numbers'}"
+            f", got {type(values).__name__} that cannot be read as numbers ({exc})",
+            field,
+        ) from None
+    if array.ndim != ndim:
+        what = "a flat list of numbers" if ndim == 1 else "a matrix (a list of equally long rows)"
+        raise InputError(f"expected {what}, got an array of shape {array.shape}", field)
+    if array.size == 0 or 0 in array.shape:
+        raise InputError("is empty: give at least one entry", field)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InputError(
+            f"entry {where if ndim > 1 else where[0]} is {array[where]}: every entry must be a "
+            "finite number",
+            field,
+        )
+    return array
+
+
+def check_nonnegative(array: np.ndarray, field: str) -> None:
+    if (array < 0).any():
+        where = tuple(int(i) for i in np.argwhere(array < 0)[0])
+        raise InputError(
+            f"entry {where if array.ndim > 1 else where[0]} is {array[where]:.6g} < 0: "
+            "every entry must be non-negative",
+            field,
+        )
+
+
+def as_pmf(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
+    """Validate a probability vector; return it renormalised to sum exactly to 1."""
+    pmf = as_real_array(values, field, ndim=1)
+    check_nonnegative(pmf, field)
+    total = float(pmf.sum())
+    if abs(total - 1.0) > tol:
+        raise InputError(
+            f"sums to {total:.12g}, off by {total - 1:+.3g}: probabilities must sum to 1 "
+            f"(within {tol:g}); divide by the total or fix the entries",
+            field,
+        )
+    return pmf / total
+
+
+def as_stochastic_matrix(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
+    """Validate a row-stochastic matrix; return it with rows renormalised exactly."""
+    matrix = as_real_array(values, field, ndim=2)
+    check_nonnegative(matrix, field)
+    sums = matrix.sum(axis=1)
+    off = np.abs(sums - 1.0)
+    if (off > tol).any():
+        row = int(np.argmax(off))
+        raise InputError(
+            f"row {row} sums to {sums[row]:.12g}, off by {sums[row] - 1:+.3g}: every row is a "
+            f"conditional distribution and must sum to 1 (within {tol:g})",
+            field,
+        )
+    return matrix / sums[:, None]
+
+
+def as_labels(labels: Sequence | None, size: int, field: str) -> tuple[str, ...]:
+    """Validate labels (default ``"0", "1", ...``): right length, distinct."""
+    if labels is None:
+        return tuple(str(i) for i in range(size))
+    if isinstance(labels, str):
+        raise InputError("expected a list of labels, got a single string", field)
+    labels = tuple(str(label) for label in labels)
+    if len(labels) != size:
+        raise InputError(
+            f"has {len(labels)} labels but the alphabet has {size} symbols: give one label per "
+            "symbol",
+            field,
+        )
+    if len(set(labels)) != len(labels):
+        seen: set[str] = set()
+        duplicate = next(label for label in labels if label in seen or seen.add(label))
+        raise InputError(f"label {duplicate!r} appears twice: labels must be distinct", field)
+    return labels
+
+
+def as_positive_int(value, field: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"expected an integer >= {minimum}, got {value!r}", field)
+    if value < minimum:
+        raise InputError(f"expected an integer >= {minimum}, got {value}", field)
+    return int(value)

@@ -1,0 +1,147 @@
+"""Distortion functions ``d(y, u)`` on (input alphabet) × (output alphabet).
+
+A :class:`Distortion` is a non-negative matrix ``d[y, u]`` (rows: inputs ``y``, columns:
+outputs ``u``; the two alphabets may differ), plus its ``kind`` and parameters so that fast
+paths can recognise structure (Hamming on databases, [004] §2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model._validate import (
+    as_labels,
+    as_positive_int,
+    as_real_array,
+    check_nonnegative,
+)
+from privopt.model.prior import MAX_MATERIALISED_DATABASES, database_digits
+
+__all__ = ["Distortion", "DISTORTION_KINDS"]
+
+DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix")
+
+
+class Distortion:
+    """A distortion matrix ``d[y, u] ≥ 0``.
+
+    Build one with the class methods :meth:`hamming`, :meth:`absolute`, :meth:`squared`,
+    :meth:`from_matrix` or :meth:`database_hamming`.
+
+    Parameters
+    ----------
+    matrix : array_like
+        ``|Y| × |U|`` non-negative finite matrix.
+    output_labels : sequence of str, optional
+        Names of the outputs ``u``; default ``"0", "1", …``.
+    kind : str
+        Informational: how the matrix was made.
+    """
+
+    def __init__(self, matrix, output_labels: Sequence | None = None, kind: str = "matrix",
+                 **params):
+        if matrix is not None:
+            matrix = as_real_array(matrix, "distortion.matrix", ndim=2)
+            check_nonnegative(matrix, "distortion.matrix")
+            self.__dict__["matrix"] = matrix
+            n_out = matrix.shape[1]
+        else:
+            n_out = params["n_outputs"]
+        self.kind = kind
+        self.params = params
+        self.output_labels = (
+            None if output_labels is None else as_labels(output_labels, n_out,
+                                                          "distortion.output_labels")
+        )
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """The dense ``|Y| × |U|`` matrix (built lazily for databases)."""
+        m, n = self.params["m"], self.params["n"]
+        if m**n > 2**14:
+            raise InputError(
+                f"a dense Hamming distortion on m**n = {m**n} databases would need "
+                f"{(m**n) ** 2 * 8 / 2**30:.1f} GiB; use a structured fast path",
+                "distortion",
+            )
+        digits = database_digits(m, n)
+        out = np.zeros((m**n, m**n))
+        for i in range(n):
+            out += digits[:, i][:, None] != digits[:, i][None, :]
+        return out
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        if "matrix" in self.__dict__:
+            return self.matrix.shape
+        return (self.params["n_inputs"], self.params["n_outputs"])
+
+    @property
+    def n_inputs(self) -> int:
+        return self.shape[0]
+
+    @property
+    def n_outputs(self) -> int:
+        return self.shape[1]
+
+    # --- constructors ---------------------------------------------------------------------
+    @classmethod
+    def hamming(cls, size: int) -> Distortion:
+        """``d(y, u) = [y ≠ u]`` on one alphabet of ``size`` symbols."""
+        size = as_positive_int(size, "distortion.size")
+        return cls(1.0 - np.eye(size), kind="hamming")
+
+    @classmethod
+    def absolute(cls, size: int | None = None, values=None) -> Distortion:
+        """``d(y, u) = |v_y − v_u|`` with ``v`` the 0-based indices or the given ``values``."""
+        v = _symbol_values(size, values)
+        return cls(np.abs(v[:, None] - v[None, :]), kind="absolute")
+
+    @classmethod
+    def squared(cls, size: int | None = None, values=None) -> Distortion:
+        """``d(y, u) = (v_y − v_u)²`` with ``v`` the 0-based indices or the given ``values``."""
+        v = _symbol_values(size, values)
+        return cls((v[:, None] - v[None, :]) ** 2, kind="squared")
+
+    @classmethod
+    def from_matrix(cls, matrix, output_labels: Sequence | None = None) -> Distortion:
+        """An arbitrary non-negative matrix, rows = inputs ``y``, columns = outputs ``u``."""
+        return cls(matrix, output_labels=output_labels, kind="matrix")
+
+    @classmethod
+    def database_hamming(cls, m: int, n: int) -> Distortion:
+        """Row-wise Hamming distance on ``Dⁿ``: the number of rows in which ``x`` and ``y``
+        differ ([004] §2). The dense matrix is built only when asked for."""
+        m = as_positive_int(m, "prior.database.m", minimum=2)
+        n = as_positive_int(n, "prior.database.n")
+        if m**n > MAX_MATERIALISED_DATABASES:
+            pass  # kept symbolic; only structured fast paths can use it
+        return cls(None, kind="hamming", m=m, n=n, n_inputs=m**n, n_outputs=m**n, database=True)
+
+    @property
+    def is_database_hamming(self) -> bool:
+        return bool(self.params.get("database"))
+
+    def expected(self, input_probs: np.ndarray, mechanism: np.ndarray) -> float:
+        """``E[d(Y, U)] = Σ_{y,u} p(y) W[y,u] d(y,u)`` ([004] eq. 14; [002] eq. 15)."""
+        return float(np.sum(input_probs[:, None] * mechanism * self.matrix))
+
+    def __repr__(self) -> str:
+        return f"Distortion(kind={self.kind!r}, shape={self.shape})"
+
+
+def _symbol_values(size, values) -> np.ndarray:
+    if values is not None:
+        v = as_real_array(values, "distortion.values", ndim=1)
+        if size is not None and int(size) != v.size:
+            raise InputError(
+                f"has {v.size} values but the alphabet has {size} symbols", "distortion.values"
+            )
+        return v
+    if size is None:
+        raise InputError("give the alphabet size or the symbol values", "distortion")
+    return np.arange(as_positive_int(size, "distortion.size"), dtype=float)

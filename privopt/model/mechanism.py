@@ -1,0 +1,184 @@
+"""Mechanisms: row-stochastic matrices ``W[y, u] = p(u|y)`` with input and output labels."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model._validate import SUM_TOLERANCE, as_labels, as_stochastic_matrix
+
+__all__ = ["Mechanism", "as_matrix"]
+
+
+class Mechanism:
+    """A privacy mechanism ``p(u|y)``: a row-stochastic matrix with labels.
+
+    Parameters
+    ----------
+    matrix : array_like
+        ``|Y| × |U|``, finite, non-negative, rows summing to 1 within ``tol``.
+    input_labels, output_labels : sequence of str, optional
+        Names of the inputs (rows) and outputs (columns).
+    tol : float
+        Row-sum tolerance (default 1e-9). Rows are renormalised exactly after the check.
+
+    Examples
+    --------
+    >>> rr = Mechanism([[0.75, 0.25], [0.25, 0.75]])
+    >>> rr.then(rr).matrix[0, 0]
+    0.625
+    """
+
+    def __init__(
+        self,
+        matrix,
+        input_labels: Sequence | None = None,
+        output_labels: Sequence | None = None,
+        tol: float = SUM_TOLERANCE,
+    ):
+        self.matrix = as_stochastic_matrix(matrix, "mechanism.matrix", tol)
+        self.input_labels = as_labels(input_labels, self.matrix.shape[0], "mechanism.inputs")
+        self.output_labels = as_labels(output_labels, self.matrix.shape[1], "mechanism.outputs")
+
+    @classmethod
+    def from_solver(cls, matrix, input_labels=None, output_labels=None,
+                    clean_tol: float = 1e-7) -> Mechanism:
+        """Clean a solver's answer: zero tiny negatives (> −clean_tol) and renormalise rows.
+
+        Raises :class:`~privopt.errors.InputError` if an entry is more negative than
+        ``clean_tol`` or a row sums far from 1, since that is not a rounding error.
+        """
+        w = np.array(matrix, dtype=float)
+        if not np.isfinite(w).all():
+            raise InputError("solver returned non-finite entries", "mechanism.matrix")
+        if (w < -clean_tol).any():
+            raise InputError(
+                f"solver returned an entry {w.min():.3g} < 0 beyond the cleaning tolerance",
+                "mechanism.matrix",
+            )
+        w = np.clip(w, 0.0, None)
+        sums = w.sum(axis=1)
+        if (np.abs(sums - 1) > max(clean_tol * w.shape[1], 1e-6)).any():
+            raise InputError(
+                f"solver returned rows summing to {sums.min():.9g}..{sums.max():.9g}",
+                "mechanism.matrix",
+            )
+        return cls(w / sums[:, None], input_labels, output_labels)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.matrix.shape
+
+    @property
+    def n_inputs(self) -> int:
+        return self.matrix.shape[0]
+
+    @property
+    def n_outputs(self) -> int:
+        return self.matrix.shape[1]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.matrix, dtype=dtype)
+
+    # --- composition ----------------------------------------------------------------------
+    def then(self, post: Mechanism | np.ndarray) -> Mechanism:
+        """Post-processing: the chain ``Y → U → V`` with ``p(v|y) = Σ_u p(u|y) p(v|u)``."""
+        post = post if isinstance(post, Mechanism) else Mechanism(post)
+        if post.n_inputs != self.n_outputs:
+            raise InputError(
+                f"post-processing takes {post.n_inputs} inputs but this mechanism has "
+                f"{self.n_outputs} outputs: the alphabets must agree",
+                "mechanism",
+            )
+        return Mechanism(self.matrix @ post.matrix, self.input_labels, post.output_labels)
+
+    def parallel(self, other: Mechanism | np.ndarray) -> Mechanism:
+        """Independent release of both mechanisms on the same input: outputs ``(u, v)`` with
+        ``p(u, v|y) = p(u|y) p(v|y)`` (outputs ordered with ``u`` most significant)."""
+        other = other if isinstance(other, Mechanism) else Mechanism(other)
+        if other.n_inputs != self.n_inputs:
+            raise InputError(
+                f"the mechanisms have {self.n_inputs} and {other.n_inputs} inputs: they must "
+                "act on the same input alphabet",
+                "mechanism",
+            )
+        joint = (self.matrix[:, :, None] * other.matrix[:, None, :]).reshape(self.n_inputs, -1)
+        labels = [f"({a},{b})" for a in self.output_labels for b in other.output_labels]
+        return Mechanism(joint, self.input_labels, labels)
+
+    # --- sampling -------------------------------------------------------------------------
+    def sample(self, inputs, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Draw one output index per input (given as indices or labels).
+
+        Uses the Gumbel-max trick on ``log W`` so that outputs of tiny probability (1e-300)
+        keep their exact chance instead of vanishing into a cumulative sum's rounding.
+        """
+        rng = np.random.default_rng(rng)
+        idx = self._input_indices(inputs)
+        with np.errstate(divide="ignore"):
+            logw = np.log(self.matrix[idx])
+        gumbel = rng.gumbel(size=logw.shape)
+        return np.argmax(logw + gumbel, axis=1)
+
+    def _input_indices(self, inputs) -> np.ndarray:
+        arr = np.atleast_1d(np.asarray(inputs))
+        if arr.dtype.kind in "iu":
+            if arr.size and (arr.min() < 0 or arr.max() >= self.n_inputs):
+                raise InputError(f"input indices must lie in 0..{self.n_inputs - 1}", "inputs")
+            return arr.astype(np.int64)
+        lookup = {label: i for i, label in enumerate(self.input_labels)}
+        try:
+            return np.array([lookup[str(a)] for a in arr], dtype=np.int64)
+        except KeyError as exc:
+            raise InputError(f"unknown input label {exc.args[0]!r}", "inputs") from None
+
+    # --- serialisation --------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {
+            "mechanism": self.matrix.tolist(),
+            "inputs": list(self.input_labels),
+            "outputs": list(self.output_labels),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Mechanism:
+        if "mechanism" not in data and "matrix" not in data:
+            raise InputError("expected a 'mechanism' (or 'matrix') entry", "mechanism")
+        matrix = data.get("mechanism", data.get("matrix"))
+        return cls(matrix, data.get("inputs"), data.get("outputs"))
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> Mechanism:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc})", "mechanism") from None
+        return cls.from_dict(data)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Mechanism):
+            return NotImplemented
+        return (
+            self.shape == other.shape
+            and np.array_equal(self.matrix, other.matrix)
+            and self.input_labels == other.input_labels
+            and self.output_labels == other.output_labels
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Mechanism(shape={self.shape})"
+
+
+def as_matrix(mechanism) -> np.ndarray:
+    """The matrix of a :class:`Mechanism`, or a validated row-stochastic array."""
+    if isinstance(mechanism, Mechanism):
+        return mechanism.matrix
+    return as_stochastic_matrix(mechanism, "mechanism", SUM_TOLERANCE)
