@@ -295,8 +295,9 @@ def default_neighbors(prior) -> NeighborRelation:
     return all_pairs(prior.n_secrets)
 
 
-def _pair_level(num: np.ndarray, den: np.ndarray, neighbors: NeighborRelation,
-                keep: np.ndarray) -> float:
+def _pair_level(
+    num: np.ndarray, den: np.ndarray, neighbors: NeighborRelation, keep: np.ndarray
+) -> float:
     """``max over pairs (a,b) ⊂ keep and columns of ln num[a,u]/den[b,u]`` (chunked)."""
     rel = neighbors.restricted(keep)
     if rel.n_pairs == 0 or num.shape[1] == 0:
@@ -304,8 +305,8 @@ def _pair_level(num: np.ndarray, den: np.ndarray, neighbors: NeighborRelation,
     chunk = max(1, 2**22 // num.shape[1])
     best = 0.0
     for start in range(0, rel.n_pairs, chunk):
-        a = rel.left[start:start + chunk]
-        b = rel.right[start:start + chunk]
+        a = rel.left[start : start + chunk]
+        b = rel.right[start : start + chunk]
         level = _log_ratio(num[a], den[b]).max()
         if level == np.inf:
             return float("inf")
@@ -327,8 +328,9 @@ def _neighbors_for(st: _Setting, neighbors) -> NeighborRelation:
         elif rel == "all":
             rel = all_pairs(st.prior.n_secrets)
         else:
-            raise InputError(f"unknown relation {rel!r}: use 'hamming' or 'all'",
-                             "privacy.neighbors")
+            raise InputError(
+                f"unknown relation {rel!r}: use 'hamming' or 'all'", "privacy.neighbors"
+            )
     if rel.size != st.prior.n_secrets:
         raise InputError(
             f"the relation is on {rel.size} inputs but the secret has {st.prior.n_secrets}",
@@ -359,8 +361,9 @@ def dp_level(prior, mechanism, neighbors: NeighborRelation | str | None = None) 
 
 
 @_with_unit
-def identifiability_level(prior, mechanism,
-                          neighbors: NeighborRelation | str | None = None) -> float:
+def identifiability_level(
+    prior, mechanism, neighbors: NeighborRelation | str | None = None
+) -> float:
     """Identifiability level ``ln max_{x~x', u} p(x|u)/p(x'|u)`` ([004] Def. 2; spec §1 row 11).
 
     Equivalently ``p(x) p(u|x) ≤ e^ε p(x') p(u|x')`` (spec §2.8).
@@ -444,8 +447,9 @@ def _pp_information_densities(W: np.ndarray, priors: Sequence):
     for q in priors:
         q = as_pmf(q, "priors")
         if q.size != W.shape[0]:
-            raise InputError(f"a prior has {q.size} entries but the mechanism {W.shape[0]} rows",
-                             "priors")
+            raise InputError(
+                f"a prior has {q.size} entries but the mechanism {W.shape[0]} rows", "priors"
+            )
         q_t = q @ W
         for x in np.flatnonzero(q > 0):
             t = W[x] > 0
@@ -482,8 +486,9 @@ def persuasive_privacy_level(mechanism, priors: Sequence, delta: float = 0.0) ->
     return level
 
 
-def neighbor_pair_priors(size: int, neighbors: NeighborRelation | None = None,
-                         weight: float = 1e-6) -> list[np.ndarray]:
+def neighbor_pair_priors(
+    size: int, neighbors: NeighborRelation | None = None, weight: float = 1e-6
+) -> list[np.ndarray]:
     """Two-point priors ``Q = w·δ_x + (1−w)·δ_x'`` on neighbouring pairs (the class ℋ of [001]).
 
     The infimum of [001] Prop. 6 is reached as ``w → 0`` (spec §5.10).

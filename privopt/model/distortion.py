@@ -42,8 +42,9 @@ class Distortion:
         Informational: how the matrix was made.
     """
 
-    def __init__(self, matrix, output_labels: Sequence | None = None, kind: str = "matrix",
-                 **params):
+    def __init__(
+        self, matrix, output_labels: Sequence | None = None, kind: str = "matrix", **params
+    ):
         if matrix is not None:
             matrix = as_real_array(matrix, "distortion.matrix", ndim=2)
             check_nonnegative(matrix, "distortion.matrix")
@@ -54,8 +55,9 @@ class Distortion:
         self.kind = kind
         self.params = params
         self.output_labels = (
-            None if output_labels is None else as_labels(output_labels, n_out,
-                                                          "distortion.output_labels")
+            None
+            if output_labels is None
+            else as_labels(output_labels, n_out, "distortion.output_labels")
         )
 
     @cached_property

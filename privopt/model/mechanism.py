@@ -44,8 +44,9 @@ class Mechanism:
         self.output_labels = as_labels(output_labels, self.matrix.shape[1], "mechanism.outputs")
 
     @classmethod
-    def from_solver(cls, matrix, input_labels=None, output_labels=None,
-                    clean_tol: float = 1e-7) -> Mechanism:
+    def from_solver(
+        cls, matrix, input_labels=None, output_labels=None, clean_tol: float = 1e-7
+    ) -> Mechanism:
         """Clean a solver's answer: zero tiny negatives (> −clean_tol) and renormalise rows.
 
         Raises :class:`~privopt.errors.InputError` if an entry is more negative than

@@ -137,7 +137,9 @@ class JointPrior:
     is_joint = True
     is_database = False
 
-    def __init__(self, joint, secret_labels: Sequence | None = None, labels: Sequence | None = None):
+    def __init__(
+        self, joint, secret_labels: Sequence | None = None, labels: Sequence | None = None
+    ):
         joint = as_real_array(joint, "prior.joint", ndim=2)
         check_nonnegative(joint, "prior.joint")
         total = float(joint.sum())
