@@ -6,6 +6,7 @@ Layers (lower never imports higher): :mod:`privopt.model` → :mod:`privopt.meas
 """
 
 from privopt import closed_forms, measures
+from privopt.builder import PrivacyProblem, build_problem
 from privopt.errors import (
     InfeasibleError,
     InputError,
@@ -23,11 +24,23 @@ from privopt.model import (
     all_pairs,
     hamming_neighbors,
 )
+from privopt.notions import get_notion, notion_names
+from privopt.solve import Curve, DesignResult, design, leakage_report, solve_problem, sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Curve",
     "DatabasePrior",
+    "DesignResult",
+    "PrivacyProblem",
+    "build_problem",
+    "design",
+    "get_notion",
+    "leakage_report",
+    "notion_names",
+    "solve_problem",
+    "sweep",
     "Distortion",
     "InfeasibleError",
     "InputError",

@@ -12,6 +12,15 @@ from privopt.errors import InputError
 SUM_TOLERANCE = 1e-9
 
 
+def _rounding_slack(size: int) -> float:
+    """How far from 1 the float sum of ``size`` normalised entries may be from rounding alone.
+
+    Sums this close to 1 are left alone: dividing by them again would only shuffle the last
+    bits, so validation would not be idempotent (a JSON round trip would change the matrix).
+    """
+    return 2.0 * size * float(np.finfo(float).eps)
+
+
 def as_real_array(values, field: str, ndim: int) -> np.ndarray:
     """Convert ``values`` to a float array of ``ndim`` dimensions, finite, or raise."""
     try:
@@ -49,7 +58,7 @@ def check_nonnegative(array: np.ndarray, field: str) -> None:
 
 
 def as_pmf(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
-    """Validate a probability vector; return it renormalised to sum exactly to 1."""
+    """Validate a probability vector; return it renormalised to sum to 1 (idempotent)."""
     pmf = as_real_array(values, field, ndim=1)
     check_nonnegative(pmf, field)
     total = float(pmf.sum())
@@ -59,11 +68,11 @@ def as_pmf(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
             f"(within {tol:g}); divide by the total or fix the entries",
             field,
         )
-    return pmf / total
+    return pmf if abs(total - 1.0) <= _rounding_slack(pmf.size) else pmf / total
 
 
 def as_stochastic_matrix(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
-    """Validate a row-stochastic matrix; return it with rows renormalised exactly."""
+    """Validate a row-stochastic matrix; return it with rows renormalised (idempotent)."""
     matrix = as_real_array(values, field, ndim=2)
     check_nonnegative(matrix, field)
     sums = matrix.sum(axis=1)
@@ -75,7 +84,9 @@ def as_stochastic_matrix(values, field: str, tol: float = SUM_TOLERANCE) -> np.n
             f"conditional distribution and must sum to 1 (within {tol:g})",
             field,
         )
-    return matrix / sums[:, None]
+    rescale = off > _rounding_slack(matrix.shape[1])
+    matrix[rescale] /= sums[rescale, None]
+    return matrix
 
 
 def as_labels(labels: Sequence | None, size: int, field: str) -> tuple[str, ...]:

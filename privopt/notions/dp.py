@@ -1,0 +1,29 @@
+"""Differential privacy on a neighbour relation (Hamming neighbours on Dⁿ by default).
+
+Wang et al. [004] Def. 3 and PD-DP (eqs 14–17); Calmon–Fawaz [002] Def. 5; [000] Def. 4.1;
+spec §1 row 12, §2.9. Linear and prior-free: ``p(u|x) ≤ e^ε p(u|x')`` for ``x ~ x'``.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+
+from privopt import measures
+from privopt.notions._pairwise import ratio_constraints
+from privopt.notions.base import DesignContext, Notion, register
+
+
+@register
+class DifferentialPrivacy(Notion):
+    name = "dp"
+    aliases = ("differential_privacy",)
+    convexity = "linear"
+    uses_neighbors = True
+    parameter = "exp"
+    source = "Wang et al. Def. 3 (PD-DP)"
+
+    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        return measures.dp_level(prior, mechanism, neighbors)
+
+    def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        return ratio_constraints(ctx.channel, level, ctx.neighbors)

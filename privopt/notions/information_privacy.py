@@ -1,0 +1,29 @@
+"""Information privacy (Calmon–Fawaz) = local information privacy (LIP).
+
+Calmon–Fawaz [002] Def. 6; Saeidian et al. [003] Def. 15; spec §1 rows 3 and 9. Linear:
+``e^{−ε} p(u) ≤ p(u|s) ≤ e^{ε} p(u)``, written as ``p(u) ≤ e^ε p(u|s)`` so that the single
+Parameter ``c = e^ε`` keeps the program DPP.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+
+from privopt import measures
+from privopt.notions.base import DesignContext, Notion, register
+
+
+@register
+class InformationPrivacy(Notion):
+    name = "information_privacy"
+    aliases = ("lip",)
+    convexity = "linear"
+    parameter = "exp"
+    source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
+
+    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        return measures.information_privacy_level(prior, mechanism)
+
+    def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        p_u_rows = ctx.broadcast_rows(ctx.p_u)
+        return [ctx.channel <= level * p_u_rows, p_u_rows <= level * ctx.channel]

@@ -1,0 +1,28 @@
+"""Local differential privacy: DP over all pairs of secrets (= leakage capacity ≤ ε).
+
+Saeidian et al. [003] Def. 14; [000] Def. 2.7 and Thm 2.8; spec §1 rows 8, 14, 15.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+
+from privopt import measures
+from privopt.model import all_pairs
+from privopt.notions._pairwise import ratio_constraints
+from privopt.notions.base import DesignContext, Notion, register
+
+
+@register
+class LocalDifferentialPrivacy(Notion):
+    name = "ldp"
+    aliases = ("local_differential_privacy",)
+    convexity = "linear"
+    parameter = "exp"
+    source = "Saeidian et al. Def. 14"
+
+    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        return measures.ldp_level(prior, mechanism)
+
+    def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        return ratio_constraints(ctx.channel, level, all_pairs(ctx.n_secrets))

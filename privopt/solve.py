@@ -1,0 +1,720 @@
+"""The solver layer: run a built program, verify the answer, line search over ε, sweeps.
+
+Every answer is checked before it is returned: the mechanism is cleaned (tiny negatives
+zeroed, rows renormalised), re-measured with the numpy measures, and — if the raw solver
+output overshoots the level by more than the tolerance — repaired by mixing it with a
+zero-leakage mechanism (the smallest weight that restores the constraint, found by bisection;
+the constraint set of every convex notion here is convex and contains constant mechanisms).
+A result is ``verified`` only when its re-measured level and distortion meet the request.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from privopt import measures
+from privopt.algorithms import ALGORITHMS
+from privopt.builder import PrivacyProblem, build_problem
+from privopt.errors import InfeasibleError, InputError, SolverError, VerificationError
+from privopt.model import Mechanism
+from privopt.notions import STANDARD_NOTIONS, get_notion
+
+__all__ = [
+    "DesignResult",
+    "Curve",
+    "design",
+    "solve_problem",
+    "sweep",
+    "leakage_report",
+    "SOLVER_CHAINS",
+    "available_solvers",
+]
+
+#: Solver order by problem class (first that answers wins; later ones are fallbacks).
+SOLVER_CHAINS = {
+    "linear": ("HIGHS", "CLARABEL", "ECOS", "SCS"),
+    "exponential_cone": ("CLARABEL", "ECOS", "SCS"),
+}
+
+#: Absolute slack allowed on the re-measured level and distortion (nats / distortion units).
+LEVEL_TOL = 1e-9
+DISTORTION_TOL = 1e-7
+#: Largest ε the line search tries for notions whose level is unbounded (e^40 ≈ 2e17).
+EPSILON_CAP = 40.0
+
+
+def available_solvers() -> list[str]:
+    """cvxpy solvers installed here plus privopt's own algorithms."""
+    return sorted(set(cp.installed_solvers()) | set(ALGORITHMS))
+
+
+@dataclass
+class DesignResult:
+    """A verified answer to a design request.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"``, ``"optimal_inaccurate"`` (accepted only when verified) or
+        ``"infeasible"``.
+    notion, mode : str
+    epsilon : float
+        The re-measured level of :attr:`mechanism` under the notion (nats).
+    distortion : float
+        The re-measured ``E[d]`` of :attr:`mechanism`.
+    mechanism : Mechanism or None
+    requested : dict
+        What was asked (``epsilon`` or ``max_distortion``).
+    leakage : dict
+        Every standard notion measured on the mechanism (nats; ``inf`` where unbounded).
+    solver : dict
+        Name, timings, iterations, fallbacks tried, repair weight.
+    verified : bool
+    least_achievable : float or None
+        For infeasible requests: the least achievable level or distortion.
+    line_search : dict or None
+        Bracket, iterations and tolerance of the ε line search.
+    """
+
+    status: str
+    notion: str
+    mode: str
+    epsilon: float | None
+    distortion: float | None
+    mechanism: Mechanism | None
+    requested: dict
+    leakage: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)
+    verified: bool = False
+    least_achievable: float | None = None
+    message: str = ""
+    line_search: dict | None = None
+    objective: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The JSON object of spec/problem-format.md (``privopt solve --json``)."""
+        out: dict[str, Any] = {
+            "status": self.status,
+            "notion": self.notion,
+            "epsilon": _json_number(self.epsilon),
+            "distortion": _json_number(self.distortion),
+        }
+        if self.mechanism is not None:
+            out["mechanism"] = self.mechanism.matrix.tolist()
+            out["inputs"] = list(self.mechanism.input_labels)
+            out["outputs"] = list(self.mechanism.output_labels)
+        else:
+            out["mechanism"] = None
+        out["leakage"] = {k: _json_number(v) for k, v in self.leakage.items()}
+        out["solver"] = {
+            k: _json_number(v) if isinstance(v, float) else v for k, v in self.solver.items()
+        }
+        out["verified"] = bool(self.verified)
+        out["mode"] = self.mode
+        out["requested"] = {k: _json_number(v) for k, v in self.requested.items()}
+        if self.least_achievable is not None:
+            out["least_achievable"] = _json_number(self.least_achievable)
+        if self.message:
+            out["message"] = self.message
+        if self.line_search is not None:
+            out["line_search"] = {
+                k: _json_number(v) if isinstance(v, float) else v
+                for k, v in self.line_search.items()
+            }
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"DesignResult(status={self.status!r}, notion={self.notion!r}, "
+            f"epsilon={self.epsilon!r}, distortion={self.distortion!r}, verified={self.verified})"
+        )
+
+
+def _json_number(value):
+    """Floats for JSON: ``inf`` and ``nan`` become ``None`` (JSON has no infinity)."""
+    if value is None:
+        return None
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value
+
+
+# --- measurement ---------------------------------------------------------------------------
+def leakage_report(
+    prior, mechanism, neighbors=None, notions: Iterable[str] = STANDARD_NOTIONS
+) -> dict[str, float]:
+    """Every notion of the spec's table measured on ``mechanism`` (nats).
+
+    ``dp`` and ``identifiability`` use ``neighbors`` (default: Hamming on databases, all pairs
+    otherwise).
+    """
+    out = {}
+    for name in notions:
+        notion = get_notion(name)
+        out[name] = float(
+            notion.measure(prior, mechanism, neighbors if notion.uses_neighbors else None)
+        )
+    return out
+
+
+def _measure(pp: PrivacyProblem, matrix: np.ndarray) -> tuple[float, float]:
+    level = pp.notion.measure(pp.prior, matrix, pp.neighbors, **pp.options)
+    distortion = measures.expected_distortion(pp.prior, matrix, pp.distortion)
+    return float(level), float(distortion)
+
+
+def _extra_ok(pp: PrivacyProblem, matrix: np.ndarray) -> bool:
+    for extra, budget in pp.extra_distortions:
+        if measures.expected_distortion(pp.prior, matrix, extra) > budget + DISTORTION_TOL * (
+            1 + budget
+        ):
+            return False
+    return all(
+        c.violation() is None or np.max(np.atleast_1d(c.violation())) <= 1e-6
+        for c in pp.user_constraints
+    )
+
+
+def _level_tol(eps: float) -> float:
+    return LEVEL_TOL * (1.0 + abs(eps))
+
+
+def _repair_level(pp: PrivacyProblem, matrix: np.ndarray, eps: float) -> tuple[np.ndarray, float]:
+    """Mix ``matrix`` with a zero-leakage (constant-row) mechanism until the re-measured level is
+    within ε. Returns the repaired matrix and the mixing weight (0 if none was needed)."""
+    level, _ = _measure(pp, matrix)
+    if level <= eps + _level_tol(eps):
+        return matrix, 0.0
+    p_u = pp.prior.input_probs @ matrix
+    candidates = [np.full(matrix.shape[1], 1.0 / matrix.shape[1])]
+    if p_u.min() > 0 or eps == 0:
+        candidates.insert(0, p_u)
+    best = None
+    for row in candidates:
+        anchor = np.broadcast_to(row, matrix.shape)
+        if _measure(pp, np.array(anchor))[0] > eps + _level_tol(eps):
+            continue
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if _measure(pp, (1 - mid) * matrix + mid * anchor)[0] <= eps + _level_tol(eps):
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo < 1e-15:
+                break
+        repaired = (1 - hi) * matrix + hi * anchor
+        dist = _measure(pp, repaired)[1]
+        if best is None or dist < best[2]:
+            best = (repaired, hi, dist)
+    if best is None:
+        raise VerificationError(
+            f"the solver's mechanism has {pp.notion.name} level {level:.9g} > ε = {eps:.9g} and "
+            "no zero-leakage mechanism is available to repair it"
+        )
+    return best[0], best[1]
+
+
+def _repair_distortion(
+    pp: PrivacyProblem, matrix: np.ndarray, budget: float
+) -> tuple[np.ndarray, float]:
+    """Mix with the least-distortion deterministic mechanism until ``E[d] ≤ budget``."""
+    _, dist = _measure(pp, matrix)
+    if dist <= budget + DISTORTION_TOL * (1 + budget):
+        return matrix, 0.0
+    best = np.zeros_like(matrix)
+    best[np.arange(matrix.shape[0]), pp.distortion.matrix.argmin(axis=1)] = 1.0
+    d_best = _measure(pp, best)[1]
+    if d_best >= dist:
+        return matrix, 0.0
+    weight = min(1.0, (dist - budget) / (dist - d_best))
+    return (1 - weight) * matrix + weight * best, weight
+
+
+# --- running one program -------------------------------------------------------------------
+_ACCEPTED = {cp.OPTIMAL: "optimal", cp.OPTIMAL_INACCURATE: "optimal_inaccurate"}
+_INFEASIBLE = {cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE}
+
+
+def _solver_chain(pp: PrivacyProblem, solver: str | Sequence[str] | None) -> list[str]:
+    if solver is None:
+        chain = SOLVER_CHAINS[pp.notion.convexity]
+    elif isinstance(solver, str):
+        chain = (solver,)
+    else:
+        chain = tuple(solver)
+    installed = set(cp.installed_solvers())
+    out = []
+    for name in chain:
+        upper = name.upper()
+        if upper not in installed:
+            if solver is not None:
+                raise InputError(
+                    f"unknown or uninstalled solver {name!r}; available: "
+                    f"{', '.join(available_solvers())}",
+                    "solver.name",
+                )
+            continue
+        out.append(upper)
+    return out
+
+
+def _run(
+    pp: PrivacyProblem,
+    chain: list[str],
+    warm_start: bool = False,
+    solver_options: dict | None = None,
+) -> dict:
+    """Solve with the first solver in ``chain`` that returns a usable status."""
+    tried = []
+    last_error = ""
+    for name in chain:
+        start = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pp.problem.solve(
+                    solver=name, warm_start=warm_start, **(solver_options or {}).get(name, {})
+                )
+        except (cp.SolverError, ValueError, ArithmeticError) as exc:
+            tried.append(name)
+            last_error = f"{name}: {exc}"
+            continue
+        wall = time.perf_counter() - start
+        status = pp.problem.status
+        tried.append(name)
+        stats = pp.problem.solver_stats
+        info = {
+            "name": name,
+            "status": status,
+            "solve_time_s": float(stats.solve_time) if stats and stats.solve_time else wall,
+            "wall_time_s": wall,
+            "iterations": int(stats.num_iters) if stats and stats.num_iters is not None else None,
+            "tried": tried,
+        }
+        if status in _ACCEPTED and pp.W.value is not None:
+            info["objective"] = float(pp.problem.value)
+            info["matrix"] = np.array(pp.W.value)
+            return info
+        if status in _INFEASIBLE:
+            info["infeasible"] = True
+            return info
+        last_error = f"{name}: status {status}"
+    raise SolverError(
+        f"no solver could solve the {pp.notion.name} program (tried {', '.join(tried) or 'none'}"
+        f"; last: {last_error})"
+    )
+
+
+def _accept(pp: PrivacyProblem, info: dict, eps: float | None, budget: float | None) -> dict:
+    """Clean, repair and verify one raw solver answer; return measured values."""
+    try:
+        mech = Mechanism.from_solver(info["matrix"], pp.prior.input_labels, _output_labels(pp))
+    except InputError as exc:
+        raise VerificationError(f"{info['name']} returned an invalid mechanism: {exc}") from None
+    matrix = mech.matrix
+    weight = 0.0
+    if eps is not None and math.isfinite(eps):
+        matrix, weight = _repair_level(pp, matrix, eps)
+    if budget is not None:
+        matrix, w2 = _repair_distortion(pp, matrix, budget)
+        weight = max(weight, w2)
+    level, dist = _measure(pp, matrix)
+    ok = _extra_ok(pp, matrix)
+    if eps is not None and math.isfinite(eps):
+        ok &= level <= eps + _level_tol(eps)
+    if budget is not None:
+        ok &= dist <= budget + DISTORTION_TOL * (1 + budget)
+    # the solver's objective must agree with the re-measured value (catches wrong programs)
+    objective = info["objective"]
+    measured_objective = dist if pp.problem.objective.args[0] is pp.expected_distortion else None
+    if pp.mode == "max_distortion" and pp.notion.direct_level:
+        measured_objective = level
+        objective = pp.notion.level_from_objective(objective)
+    agree = measured_objective is None or abs(measured_objective - objective) <= 1e-5 * (
+        1 + abs(objective)
+    ) + (1e-3 if weight > 0 else 0.0)
+    return {
+        "mechanism": Mechanism(matrix, pp.prior.input_labels, _output_labels(pp)),
+        "level": level,
+        "distortion": dist,
+        "verified": bool(ok and agree),
+        "repair_weight": weight,
+        "objective": objective,
+    }
+
+
+def _output_labels(pp: PrivacyProblem):
+    if pp.distortion.output_labels is not None:
+        return pp.distortion.output_labels
+    if pp.distortion.n_outputs == pp.prior.n_inputs:
+        return pp.prior.input_labels
+    return None
+
+
+def _least_distortion(pp: PrivacyProblem) -> float:
+    """``D*(∞) = Σ_y p(y) min_u d(y,u)``: the least distortion of any mechanism."""
+    return float(pp.prior.input_probs @ pp.distortion.matrix.min(axis=1))
+
+
+def _solve_at(
+    pp: PrivacyProblem, eps: float, chain: list[str], warm: bool, solver_options: dict | None
+) -> tuple[dict, dict | None]:
+    """Solve the ε-mode program at ``eps``; return (solver info, accepted answer or None)."""
+    if eps >= pp.notion.max_level(pp.prior) and math.isfinite(pp.notion.max_level(pp.prior)):
+        eps_used = pp.notion.max_level(pp.prior)
+    else:
+        eps_used = eps
+    if math.isfinite(eps_used):
+        pp.set_epsilon(eps_used)
+    info = _run(pp, chain, warm, solver_options)
+    if info.get("infeasible"):
+        return info, None
+    return info, _accept(pp, info, eps, None)
+
+
+def solve_problem(
+    pp: PrivacyProblem,
+    solver: str | Sequence[str] | None = None,
+    *,
+    tol: float = 1e-7,
+    raise_on_infeasible: bool = True,
+    warm_start: bool = False,
+    solver_options: dict | None = None,
+) -> DesignResult:
+    """Solve a built :class:`~privopt.builder.PrivacyProblem` and verify the answer.
+
+    Parameters
+    ----------
+    pp : PrivacyProblem
+    solver : str or sequence of str, optional
+        A cvxpy solver name or a chain of them; default by problem class
+        (:data:`SOLVER_CHAINS`).
+    tol : float
+        Tolerance of the ε line search (nats).
+    raise_on_infeasible : bool
+        Raise :class:`InfeasibleError` (default) or return a result with status
+        ``"infeasible"`` and :attr:`DesignResult.least_achievable`.
+
+    Raises
+    ------
+    InfeasibleError, SolverError, VerificationError
+    """
+    chain = _solver_chain(pp, solver)
+    if not chain:
+        raise SolverError("none of the solvers of the chain is installed")
+    requested = (
+        {"epsilon": pp.epsilon} if pp.mode == "epsilon" else {"max_distortion": pp.max_distortion}
+    )
+    try:
+        if pp.mode == "epsilon":
+            answer, info, search = _solve_epsilon_mode(pp, chain, warm_start, solver_options)
+        elif pp.notion.direct_level:
+            answer, info, search = _solve_direct_budget(pp, chain, warm_start, solver_options)
+        else:
+            answer, info, search = _line_search(pp, chain, tol, solver_options)
+    except InfeasibleError as exc:
+        if raise_on_infeasible:
+            raise
+        return DesignResult(
+            status="infeasible",
+            notion=pp.notion.name,
+            mode=pp.mode,
+            epsilon=None,
+            distortion=None,
+            mechanism=None,
+            requested=requested,
+            least_achievable=exc.least_achievable,
+            message=str(exc),
+            extra={"quantity": exc.quantity},
+        )
+    if not answer["verified"]:
+        raise VerificationError(
+            f"{info['name']} answer failed verification: {pp.notion.name} level "
+            f"{answer['level']:.12g}, distortion {answer['distortion']:.12g}, requested "
+            f"{requested}, solver objective {answer['objective']:.12g}"
+        )
+    status = _ACCEPTED.get(info["status"], "optimal")
+    solver_info = {
+        "name": info["name"],
+        "solve_time_s": info["solve_time_s"],
+        "build_time_s": pp.build_time,
+        "iterations": info.get("iterations"),
+        "tried": info.get("tried"),
+        "repair_weight": answer["repair_weight"],
+    }
+    return DesignResult(
+        status=status,
+        notion=pp.notion.name,
+        mode=pp.mode,
+        epsilon=answer["level"],
+        distortion=answer["distortion"],
+        mechanism=answer["mechanism"],
+        requested=requested,
+        leakage=leakage_report(pp.prior, answer["mechanism"].matrix, pp.neighbors)
+        if pp.prior.n_inputs * pp.distortion.n_outputs <= 2**22
+        else {},
+        solver=solver_info,
+        verified=True,
+        line_search=search,
+        objective=answer["objective"],
+    )
+
+
+def _solve_epsilon_mode(pp, chain, warm, solver_options):
+    eps = pp.epsilon
+    least = pp.notion.min_level(pp.prior, pp.neighbors)
+    if eps < least - 1e-12:
+        raise InfeasibleError(
+            f"no mechanism has {pp.notion.name} level {eps:.6g}", least, "epsilon"
+        )
+    if math.isinf(eps) and math.isinf(pp.notion.max_level(pp.prior)):
+        # no privacy constraint at all: solve without it, then restore the program
+        kept = pp.problem
+        pp.problem = cp.Problem(kept.objective, [cp.sum(pp.W, axis=1) == 1, *pp.user_constraints])
+        try:
+            info, answer = _solve_at(pp, eps, chain, warm, solver_options)
+        finally:
+            pp.problem = kept
+    else:
+        info, answer = _solve_at(pp, max(eps, least), chain, warm, solver_options)
+    if answer is None:
+        raise InfeasibleError(
+            f"the {pp.notion.name} program at ε = {eps:.6g} is infeasible (extra constraints?)",
+            None,
+            "epsilon",
+        )
+    return answer, info, None
+
+
+def _solve_direct_budget(pp, chain, warm, solver_options):
+    budget = pp.max_distortion
+    least = _least_distortion(pp)
+    if budget < least - DISTORTION_TOL:
+        raise InfeasibleError(
+            f"no mechanism has expected distortion ≤ {budget:.6g}", least, "distortion"
+        )
+    info = _run(pp, chain, warm, solver_options)
+    if info.get("infeasible"):
+        raise InfeasibleError(
+            f"the budget {budget:.6g} cannot be met (extra constraints?)", least, "distortion"
+        )
+    return _accept(pp, info, None, budget), info, None
+
+
+def _line_search(pp: PrivacyProblem, chain, tol, solver_options):
+    """Least ε with ``D*(ε) ≤ D`` by bisection on the non-increasing ``D*(ε)`` ([002] Thm 2
+    and its proof, generalised to every notion). The answer is the feasible end."""
+    budget = pp.max_distortion
+    least_d = _least_distortion(pp)
+    if budget < least_d - DISTORTION_TOL:
+        raise InfeasibleError(
+            f"no mechanism has expected distortion ≤ {budget:.6g}", least_d, "distortion"
+        )
+    slack = 1e-10 * (1 + budget)  # solver noise only: the answer stays on the feasible side
+    lo = pp.notion.min_level(pp.prior, pp.neighbors)
+    top = pp.notion.max_level(pp.prior)
+    solves = 0
+
+    def at(eps):
+        nonlocal solves
+        solves += 1
+        info, answer = _solve_at(pp, eps, chain, True, solver_options)
+        if answer is None:
+            raise SolverError(f"the {pp.notion.name} program is infeasible at ε = {eps:.6g}")
+        return info, answer
+
+    info, answer = at(lo)
+    if answer["distortion"] <= budget + slack:
+        return answer, info, {"bracket": [lo, lo], "solves": solves, "tolerance": tol}
+    hi = top if math.isfinite(top) else max(lo, 0.0) + 1.0
+    while True:
+        info_hi, ans_hi = at(hi)
+        if ans_hi["distortion"] <= budget + slack:
+            break
+        if math.isfinite(top) and hi >= top:
+            raise InfeasibleError(
+                f"even the unconstrained optimum has distortion {ans_hi['distortion']:.9g} > "
+                f"{budget:.6g}",
+                ans_hi["distortion"],
+                "distortion",
+            )
+        lo, hi = hi, hi * 2.0
+        if hi > EPSILON_CAP:
+            raise InfeasibleError(
+                f"the budget {budget:.6g} needs a {pp.notion.name} level above {EPSILON_CAP} "
+                f"nats (D*(ε) only approaches {least_d:.9g} as ε → ∞)",
+                ans_hi["distortion"],
+                "distortion",
+            )
+    best = (info_hi, ans_hi)
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        info_mid, ans_mid = at(mid)
+        if ans_mid["distortion"] <= budget + slack:
+            hi, best = mid, (info_mid, ans_mid)
+        else:
+            lo = mid
+    return best[1], best[0], {"bracket": [lo, hi], "solves": solves, "tolerance": tol}
+
+
+# --- the one-call entry point --------------------------------------------------------------
+def design(
+    prior,
+    distortion,
+    notion: str,
+    *,
+    epsilon: float | None = None,
+    max_distortion: float | None = None,
+    neighbors=None,
+    solver: str | Sequence[str] | None = None,
+    tol: float = 1e-7,
+    extra_distortions: Sequence[tuple] = (),
+    observe_secret: bool = False,
+    priors: Sequence | None = None,
+    raise_on_infeasible: bool = True,
+) -> DesignResult:
+    """Design the optimal mechanism for one request, verified.
+
+    Give exactly one of ``epsilon`` (least ``E[d]`` at that level) and ``max_distortion``
+    (least level within that budget). See :func:`privopt.builder.build_problem` for the
+    other arguments and :func:`solve_problem` for ``solver``, ``tol`` and
+    ``raise_on_infeasible``.
+
+    Examples
+    --------
+    >>> import privopt as po
+    >>> res = po.design([0.5, 0.3, 0.2], "hamming", "pml", epsilon=0.3)
+    >>> res.verified, round(res.epsilon, 6) <= 0.3
+    (True, True)
+    """
+    pp = build_problem(
+        prior,
+        distortion,
+        notion,
+        epsilon=epsilon,
+        max_distortion=max_distortion,
+        neighbors=neighbors,
+        extra_distortions=extra_distortions,
+        observe_secret=observe_secret,
+        priors=priors,
+    )
+    return solve_problem(pp, solver, tol=tol, raise_on_infeasible=raise_on_infeasible)
+
+
+# --- curves --------------------------------------------------------------------------------
+@dataclass
+class Curve:
+    """A privacy–distortion curve: one record per point.
+
+    Each record has ``epsilon`` (re-measured level), ``distortion`` (re-measured), ``status``,
+    ``verified``, the requested value (``requested_epsilon`` or ``requested_max_distortion``),
+    ``notion`` and ``solve_time_s``; failed points carry ``message``.
+    """
+
+    notion: str
+    mode: str
+    records: list[dict]
+    results: list[DesignResult | None] = field(repr=False, default_factory=list)
+
+    def to_frame(self):
+        """The records as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("Curve.to_frame needs pandas: pip install pandas") from exc
+        return pd.DataFrame.from_records(self.records)
+
+    def column(self, key: str) -> np.ndarray:
+        return np.array(
+            [np.nan if r.get(key) is None else r[key] for r in self.records], dtype=float
+        )
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+def sweep(
+    prior,
+    distortion,
+    notion: str,
+    *,
+    epsilons: Sequence[float] | None = None,
+    max_distortions: Sequence[float] | None = None,
+    neighbors=None,
+    solver: str | Sequence[str] | None = None,
+    tol: float = 1e-7,
+    priors: Sequence | None = None,
+    observe_secret: bool = False,
+    progress=None,
+) -> Curve:
+    """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
+
+    The program is built once and re-solved through its Parameter (DPP: no recompilation).
+    A point that fails is recorded with its status and message, never silently.
+
+    Parameters
+    ----------
+    progress : callable, optional
+        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+    """
+    if (epsilons is None) == (max_distortions is None):
+        raise InputError("give exactly one of 'epsilons' and 'max_distortions'", "sweep")
+    mode = "epsilon" if epsilons is not None else "max_distortion"
+    points = [float(v) for v in (epsilons if epsilons is not None else max_distortions)]
+    if not points:
+        raise InputError("no points to sweep", "sweep")
+    first = {"epsilon": points[0]} if mode == "epsilon" else {"max_distortion": points[0]}
+    pp = build_problem(
+        prior,
+        distortion,
+        notion,
+        neighbors=neighbors,
+        priors=priors,
+        observe_secret=observe_secret,
+        **first,
+    )
+    records, results = [], []
+    iterator = progress(points) if progress is not None else points
+    for value in iterator:
+        record = {"notion": pp.notion.name, f"requested_{mode}": value}
+        try:
+            if mode == "epsilon":
+                if value < 0 or math.isnan(value):
+                    raise InputError(f"must be ≥ 0, got {value}", "epsilon")
+                pp.set_epsilon(value)
+            else:
+                pp.set_max_distortion(value)
+            result = solve_problem(
+                pp, solver, tol=tol, raise_on_infeasible=False, warm_start=bool(results)
+            )
+        except (SolverError, VerificationError, InputError) as exc:
+            record.update(
+                epsilon=None, distortion=None, status="error", verified=False, message=str(exc)
+            )
+            records.append(record)
+            results.append(None)
+            continue
+        record.update(
+            epsilon=result.epsilon,
+            distortion=result.distortion,
+            status=result.status,
+            verified=result.verified,
+            solve_time_s=result.solver.get("solve_time_s"),
+        )
+        if result.status == "infeasible":
+            record["least_achievable"] = result.least_achievable
+            record["message"] = result.message
+        records.append(record)
+        results.append(result)
+    return Curve(pp.notion.name, mode, records, results)
