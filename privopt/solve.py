@@ -47,6 +47,8 @@ SOLVER_CHAINS = {
 #: Absolute slack allowed on the re-measured level and distortion (nats / distortion units).
 LEVEL_TOL = 1e-9
 DISTORTION_TOL = 1e-7
+#: Above this level (e^30 ≈ 1e13) the constraint is imposed by repair, not by the solver.
+LARGE_EPSILON = 30.0
 #: Largest ε the line search tries for notions whose level is unbounded (e^40 ≈ 2e17).
 EPSILON_CAP = 40.0
 
@@ -274,12 +276,20 @@ def _run(
     chain: list[str],
     warm_start: bool = False,
     solver_options: dict | None = None,
-) -> dict:
-    """Solve with the first solver in ``chain`` that returns a usable status."""
-    tried = []
+    accept=None,
+) -> tuple[dict, dict | None]:
+    """Solve with the solvers of ``chain`` in turn until one gives a verified answer.
+
+    A solver that errors, stops early (iteration or time limit) or returns an answer that fails
+    verification hands over to the next one. Returns ``(info, answer)``; ``answer`` is None when
+    the program is infeasible, and unverified only when every solver failed verification.
+    """
+    tried: list[str] = []
     last_error = ""
+    unverified = None
     for name in chain:
         start = time.perf_counter()
+        tried.append(name)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -287,12 +297,10 @@ def _run(
                     solver=name, warm_start=warm_start, **(solver_options or {}).get(name, {})
                 )
         except (cp.SolverError, ValueError, ArithmeticError) as exc:
-            tried.append(name)
             last_error = f"{name}: {exc}"
             continue
         wall = time.perf_counter() - start
         status = pp.problem.status
-        tried.append(name)
         stats = pp.problem.solver_stats
         info = {
             "name": name,
@@ -300,16 +308,27 @@ def _run(
             "solve_time_s": float(stats.solve_time) if stats and stats.solve_time else wall,
             "wall_time_s": wall,
             "iterations": int(stats.num_iters) if stats and stats.num_iters is not None else None,
-            "tried": tried,
+            "tried": list(tried),
         }
-        if status in _ACCEPTED and pp.W.value is not None:
-            info["objective"] = float(pp.problem.value)
-            info["matrix"] = np.array(pp.W.value)
-            return info
         if status in _INFEASIBLE:
             info["infeasible"] = True
-            return info
-        last_error = f"{name}: status {status}"
+            return info, None
+        if status not in _ACCEPTED or pp.W.value is None:
+            last_error = f"{name}: status {status}"
+            continue
+        info["objective"] = float(pp.problem.value)
+        info["matrix"] = np.array(pp.W.value)
+        try:
+            answer = accept(info)
+        except VerificationError as exc:
+            last_error = f"{name}: {exc}"
+            continue
+        if answer["verified"]:
+            return info, answer
+        unverified = (info, answer)
+        last_error = f"{name}: answer failed verification"
+    if unverified is not None:
+        return unverified
     raise SolverError(
         f"no solver could solve the {pp.notion.name} program (tried {', '.join(tried) or 'none'}"
         f"; last: {last_error})"
@@ -375,12 +394,27 @@ def _solve_at(
         eps_used = pp.notion.max_level(pp.prior)
     else:
         eps_used = eps
-    if math.isfinite(eps_used):
+    if math.isfinite(eps_used) and eps_used <= LARGE_EPSILON:
         pp.set_epsilon(eps_used)
-    info = _run(pp, chain, warm, solver_options)
-    if info.get("infeasible"):
-        return info, None
-    return info, _accept(pp, info, eps, None)
+        return _run(pp, chain, warm, solver_options, lambda info: _accept(pp, info, eps, None))
+    # e^ε beyond ~1e13 wrecks any solver's scaling: solve without the privacy constraint, then
+    # the repair step mixes in the least weight of a constant mechanism that meets level ε.
+    # The distortion is then within (weight × max d) of D*(∞) ≤ D*(ε): optimal to that bound.
+    kept = pp.problem
+    pp.problem = cp.Problem(kept.objective, [cp.sum(pp.W, axis=1) == 1, *pp.user_constraints])
+    try:
+        info, answer = _run(
+            pp, chain, warm, solver_options, lambda info: _accept(pp, info, eps, None)
+        )
+    finally:
+        pp.problem = kept
+    if answer is not None:
+        info["note"] = (
+            f"ε > {LARGE_EPSILON:g}: solved unconstrained, then mixed with weight "
+            f"{answer['repair_weight']:.3g} of a constant mechanism"
+        )
+        info["optimality_gap_bound"] = answer["repair_weight"] * float(pp.distortion.matrix.max())
+    return info, answer
 
 
 def solve_problem(
@@ -504,12 +538,14 @@ def _solve_direct_budget(pp, chain, warm, solver_options):
         raise InfeasibleError(
             f"no mechanism has expected distortion ≤ {budget:.6g}", least, "distortion"
         )
-    info = _run(pp, chain, warm, solver_options)
-    if info.get("infeasible"):
+    info, answer = _run(
+        pp, chain, warm, solver_options, lambda info: _accept(pp, info, None, budget)
+    )
+    if answer is None:
         raise InfeasibleError(
             f"the budget {budget:.6g} cannot be met (extra constraints?)", least, "distortion"
         )
-    return _accept(pp, info, None, budget), info, None
+    return answer, info, None
 
 
 def _line_search(pp: PrivacyProblem, chain, tol, solver_options):
