@@ -1,0 +1,1 @@
+"""privopt's performance harness: ``python -m benchmarks --size quick`` (see README.md here)."""

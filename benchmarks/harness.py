@@ -1,0 +1,407 @@
+"""The benchmark harness: problem families at growing size, every method against a baseline.
+
+Every measurement runs in this process, one after the other, so the ratio to the baseline
+(the plain cvxpy formulation, :mod:`benchmarks.baselines`) holds on a noisy machine. Peak
+memory is the process's resident high-water mark, reset before each run through
+``/proc/self/clear_refs`` (Linux); elsewhere it is reported as missing.
+"""
+
+from __future__ import annotations
+
+import csv
+import gc
+import math
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import privopt as po
+from benchmarks import baselines
+from privopt import closed_forms
+
+SIZES = ("smoke", "quick", "full")
+
+
+@dataclass
+class Case:
+    """One problem instance and the methods to run on it."""
+
+    family: str
+    notion: str
+    size: int  # number of inputs (databases or symbols)
+    label: str
+    baseline: Callable[[], tuple[float, dict]] | None
+    methods: dict[str, Callable[[], tuple[float, dict]]]
+    reference: float | None = None
+    reference_what: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _privopt(prior, dist, notion, solver=None, **request) -> Callable[[], tuple[float, dict]]:
+    def run():
+        t0 = time.perf_counter()
+        res = po.design(prior, dist, notion, solver=solver, **request)
+        total = time.perf_counter() - t0
+        value = res.distortion if "epsilon" in request else res.epsilon
+        info = {
+            "status": res.status,
+            "total_s": total,
+            "solve_s": res.solver.get("solve_time_s"),
+            "build_s": res.solver.get("build_time_s"),
+            "iterations": res.solver.get("iterations"),
+            "solver": res.solver.get("name"),
+            "verified": res.verified,
+        }
+        return value, info
+
+    return run
+
+
+def database_cases(size: str) -> list[Case]:
+    """Hamming databases: dp, identifiability, mutual information (uniform / i.i.d. / arbitrary)."""
+    ns = {"smoke": [3], "quick": [4, 6, 7], "full": [4, 6, 7, 8]}[size]
+    eps = 1.0
+    cases = []
+    rng = np.random.default_rng(0)
+    for n in ns:
+        for kind in ("uniform", "iid", "arbitrary"):
+            if kind == "uniform":
+                prior = po.DatabasePrior(2, n, row_probs=[0.5, 0.5])
+            elif kind == "iid":
+                prior = po.DatabasePrior(2, n, row_probs=[0.6, 0.4])
+            else:
+                w = rng.uniform(0.5, 1.5, 2**n)
+                prior = po.DatabasePrior(2, n, probs=w / w.sum())
+            p = prior.probs
+            dist = po.Distortion.database_hamming(2, n)
+            methods = {"privopt-cvxpy-HIGHS": _privopt(prior, dist, "dp", "HIGHS", epsilon=eps)}
+            for name in ("highs", "symmetric"):
+                if name in po.algorithms.ALGORITHMS:
+                    methods[f"privopt-{name}"] = _privopt(prior, dist, "dp", name, epsilon=eps)
+            ref = closed_forms.h(eps, 2, n) if kind == "uniform" else None
+            cases.append(
+                Case(
+                    "hamming-db",
+                    "dp",
+                    2**n,
+                    f"m=2 n={n} {kind}",
+                    (lambda p=p, n=n: baselines.plain_pd_dp(p, 2, n, eps))
+                    if n <= (8 if size == "full" else 7)
+                    else None,
+                    methods,
+                    ref,
+                    "h(eps) [Wang et al. eq. 36]" if ref is not None else "",
+                )
+            )
+            if kind != "arbitrary":
+                methods_i = {
+                    "privopt-cvxpy-HIGHS": _privopt(
+                        prior, dist, "identifiability", "HIGHS", epsilon=eps
+                    )
+                }
+                for name in ("highs", "symmetric"):
+                    if name in po.algorithms.ALGORITHMS:
+                        methods_i[f"privopt-{name}"] = _privopt(
+                            prior, dist, "identifiability", name, epsilon=eps
+                        )
+                ref_i = (
+                    closed_forms.h(eps, 2, n)
+                    if eps >= closed_forms.epsilon_tilde_x(prior)
+                    else None
+                )
+                cases.append(
+                    Case(
+                        "hamming-db",
+                        "identifiability",
+                        2**n,
+                        f"m=2 n={n} {kind}",
+                        (lambda p=p, n=n: baselines.plain_pd_i(p, 2, n, eps))
+                        if n <= (8 if size == "full" else 7)
+                        else None,
+                        methods_i,
+                        ref_i,
+                        "h(eps) [Wang et al. Thm 1]" if ref_i else "",
+                    )
+                )
+            if kind == "uniform" and n <= 7:
+                budget = closed_forms.h(eps, 2, n)
+                methods_m = {
+                    "privopt-cvxpy-CLARABEL": _privopt(
+                        prior, dist, "mutual_information", "CLARABEL", max_distortion=budget
+                    )
+                }
+                for name in ("blahut_arimoto", "symmetric"):
+                    if name in po.algorithms.ALGORITHMS:
+                        methods_m[f"privopt-{name}"] = _privopt(
+                            prior, dist, "mutual_information", name, max_distortion=budget
+                        )
+                cases.append(
+                    Case(
+                        "hamming-db",
+                        "mutual_information",
+                        2**n,
+                        f"m=2 n={n} uniform",
+                        (
+                            lambda p=p, n=n, budget=budget: baselines.plain_min_mi(
+                                p, po.Distortion.database_hamming(2, n).matrix, budget
+                            )
+                        )
+                        if n <= 6
+                        else None,
+                        methods_m,
+                        closed_forms.pdmip_value(prior, budget),
+                        "PD-MIP closed form [Wang et al. Thm 2]",
+                    )
+                )
+    return cases
+
+
+def single_cases(size: str) -> list[Case]:
+    """One alphabet of k symbols with |x − u| distortion and a random prior."""
+    ks = {"smoke": [5], "quick": [10, 30, 60], "full": [10, 30, 60, 100, 200]}[size]
+    eps = 0.5
+    cases = []
+    for k in ks:
+        rng = np.random.default_rng(k)
+        w = rng.uniform(0.2, 1.0, k)
+        p = w / w.sum()
+        d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+        prior, dist = po.Prior(p), po.Distortion.from_matrix(d)
+        for notion in ("pml", "ldp", "information_privacy", "maximal_leakage"):
+            methods = {"privopt-cvxpy": _privopt(prior, dist, notion, None, epsilon=eps)}
+            if "highs" in po.algorithms.ALGORITHMS:
+                methods["privopt-highs"] = _privopt(prior, dist, notion, "highs", epsilon=eps)
+            cases.append(
+                Case(
+                    "single",
+                    notion,
+                    k,
+                    f"k={k}",
+                    (
+                        lambda notion=notion, p=p, d=d: baselines.paper_single_linear(
+                            notion, p, d, eps
+                        )
+                    )
+                    if k <= 60
+                    else None,
+                    methods,
+                )
+            )
+        budget = 0.25 * float(p @ np.abs(np.arange(k) - np.median(np.arange(k))))
+        methods = {
+            "privopt-cvxpy": _privopt(
+                prior, dist, "mutual_information", None, max_distortion=budget
+            )
+        }
+        if "blahut_arimoto" in po.algorithms.ALGORITHMS:
+            methods["privopt-blahut_arimoto"] = _privopt(
+                prior, dist, "mutual_information", "blahut_arimoto", max_distortion=budget
+            )
+        cases.append(
+            Case(
+                "single",
+                "mutual_information",
+                k,
+                f"k={k}",
+                (lambda p=p, d=d, budget=budget: baselines.plain_min_mi(p, d, budget))
+                if k <= 200
+                else None,
+                methods,
+            )
+        )
+        for notion in ("max_information_leakage",):
+            cases.append(
+                Case(
+                    "single",
+                    notion,
+                    k,
+                    f"k={k}",
+                    None,
+                    {"privopt-cvxpy": _privopt(prior, dist, notion, None, epsilon=eps)},
+                )
+            )
+    return cases
+
+
+def _measure(run: Callable[[], tuple[float, dict]]) -> tuple[float, dict]:
+    gc.collect()
+    has_peak = _reset_peak()
+    try:
+        value, info = run()
+    except Exception as exc:  # a benchmark records failures instead of stopping
+        value, info = float("nan"), {"status": f"error: {type(exc).__name__}: {exc}"[:200]}
+    info["peak_mb"] = _peak_mb() if has_peak else float("nan")
+    return value, info
+
+
+def run_cases(cases: list[Case], log: Callable[[str], None] = print) -> list[dict]:
+    """Run every case's baseline and methods; return one row per (case, method)."""
+    rows = []
+    for case in cases:
+        base_value, base_info = (float("nan"), {"total_s": float("nan"), "status": "skipped"})
+        if case.baseline is not None:
+            base_value, base_info = _measure(case.baseline)
+        results = {"baseline": (base_value, base_info)}
+        for name, run in case.methods.items():
+            results[name] = _measure(run)
+        best = [v for v, _ in results.values() if isinstance(v, float) and math.isfinite(v)]
+        target = case.reference if case.reference is not None else (min(best) if best else None)
+        for name, (value, info) in results.items():
+            ratio = (
+                base_info["total_s"] / info["total_s"]
+                if info.get("total_s") and math.isfinite(base_info.get("total_s", math.nan))
+                else float("nan")
+            )
+            row = {
+                "family": case.family,
+                "notion": case.notion,
+                "instance": case.label,
+                "size": case.size,
+                "method": name,
+                "status": info.get("status"),
+                "value": value,
+                "error": abs(value - target)
+                if target is not None and math.isfinite(value)
+                else float("nan"),
+                "error_against": case.reference_what or "best value found",
+                "total_s": info.get("total_s", float("nan")),
+                "build_s": info.get("build_s", float("nan")),
+                "solve_s": info.get("solve_s", float("nan")),
+                "compile_s": info.get("compile_s", float("nan")),
+                "iterations": info.get("iterations"),
+                "peak_mb": info.get("peak_mb", float("nan")),
+                "speedup_vs_baseline": ratio,
+            }
+            rows.append(row)
+            log(
+                f"{case.family:11s} {case.notion:24s} {case.label:22s} {name:28s} "
+                f"{row['total_s']:9.4f}s  x{ratio:9.1f}  err {row['error']:.2e}  {row['status']}"
+            )
+    return rows
+
+
+COLUMNS = [
+    "family",
+    "notion",
+    "instance",
+    "size",
+    "method",
+    "status",
+    "value",
+    "error",
+    "error_against",
+    "total_s",
+    "build_s",
+    "compile_s",
+    "solve_s",
+    "iterations",
+    "peak_mb",
+    "speedup_vs_baseline",
+]
+
+
+def write_outputs(rows: list[dict], out_dir: Path, tag: str) -> dict[str, Path]:
+    """CSV, a markdown table and a log-log plot of time against size per method."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = out_dir / f"{tag}.csv"
+    with csv_path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: row.get(k) for k in COLUMNS})
+    md_path = out_dir / f"{tag}.md"
+    lines = [
+        f"Machine: {platform.machine()}, {platform.python_version()}, privopt {po.__version__}.",
+        "",
+        "| family | notion | instance | method | time (s) | speed-up vs baseline | error | "
+        "peak MB | status |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['family']} | {r['notion']} | {r['instance']} | {r['method']} | "
+            f"{_fmt(r['total_s'])} | {_fmt(r['speedup_vs_baseline'], '.1f')} | "
+            f"{_fmt(r['error'], '.1e')} | {_fmt(r['peak_mb'], '.0f')} | {r['status']} |"
+        )
+    md_path.write_text("\n".join(lines) + "\n")
+    paths = {"csv": csv_path, "markdown": md_path}
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return paths
+    groups = sorted({(r["family"], r["notion"]) for r in rows})
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.8), squeeze=False)
+    for ax, (family, notion) in zip(axes[0], groups, strict=True):
+        sel = [r for r in rows if r["family"] == family and r["notion"] == notion]
+        for method in sorted({r["method"] for r in sel}):
+            pts = sorted(
+                (r["size"], r["total_s"])
+                for r in sel
+                if r["method"] == method
+                and isinstance(r["total_s"], float)
+                and math.isfinite(r["total_s"])
+                and str(r["status"]).startswith("optimal")
+            )
+            if pts:
+                ax.loglog(*zip(*pts, strict=True), marker="o", label=method)
+        ax.set_title(f"{family}: {notion}", fontsize=9)
+        ax.set_xlabel("problem size (inputs)")
+        ax.set_ylabel("wall time (s)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    png = out_dir / f"{tag}.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    paths["plot"] = png
+    return paths
+
+
+def _fmt(value, spec: str = ".4g") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return format(value, spec)
+
+
+def run(
+    size: str = "quick",
+    families=("hamming-db", "single"),
+    out_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[list[dict], dict[str, Path]]:
+    """Run the benchmark families at ``size`` and write the outputs."""
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {SIZES}")
+    cases: list[Case] = []
+    if "hamming-db" in families:
+        cases += database_cases(size)
+    if "single" in families:
+        cases += single_cases(size)
+    rows = run_cases(cases, log)
+    out_dir = out_dir or Path(__file__).parent / "results"
+    return rows, write_outputs(rows, out_dir, size)

@@ -1,0 +1,25 @@
+"""The benchmark harness at its smoke size: it runs, writes its outputs, and every method
+agrees with the baseline / closed form (the full run is ``python -m benchmarks --size full``)."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+from benchmarks.harness import run
+
+
+def test_benchmark_smoke(tmp_path):
+    rows, paths = run("smoke", out_dir=tmp_path, log=lambda line: None)
+    assert {"csv", "markdown"} <= set(paths)
+    assert paths["csv"].exists() and paths["markdown"].read_text().count("|") > 10
+    with paths["csv"].open() as fh:
+        assert len(list(csv.DictReader(fh))) == len(rows)
+    methods = {r["method"] for r in rows}
+    assert "baseline" in methods and len(methods) >= 3
+    for r in rows:
+        if r["status"] == "skipped":
+            continue
+        assert str(r["status"]).startswith("optimal"), r
+        if math.isfinite(r["error"]):
+            assert r["error"] < 1e-6, r
