@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import cvxpy as cp
 import numpy as np
@@ -29,7 +30,15 @@ from privopt.model import (
 )
 from privopt.notions import DesignContext, Notion, get_notion
 
-__all__ = ["PrivacyProblem", "build_problem", "resolve_neighbors", "observing_secret", "MODES"]
+__all__ = [
+    "DesignRequest",
+    "PrivacyProblem",
+    "build_problem",
+    "prepare_request",
+    "resolve_neighbors",
+    "observing_secret",
+    "MODES",
+]
 
 MODES = ("epsilon", "max_distortion")
 
@@ -147,6 +156,21 @@ class PrivacyProblem:
         self._build(epsilon, max_distortion)
         self.build_time = time.perf_counter() - start
 
+    @classmethod
+    def from_request(cls, request: DesignRequest) -> PrivacyProblem:
+        """Build the program of a validated :class:`DesignRequest`."""
+        return cls(
+            request.prior,
+            request.distortion,
+            request.notion,
+            request.mode,
+            request.epsilon,
+            request.max_distortion,
+            request.neighbors,
+            request.extra_distortions,
+            request.options,
+        )
+
     # --- construction -----------------------------------------------------------------------
     def _build(self, epsilon, max_distortion) -> None:
         prior, notion = self.prior, self.notion
@@ -258,7 +282,7 @@ def validate_request(epsilon, max_distortion) -> tuple[str, float | None, float 
     return "max_distortion", None, _check_level(max_distortion, "privacy.max_distortion", False)
 
 
-def build_problem(
+def prepare_request(
     prior,
     distortion,
     notion: str | Notion,
@@ -269,34 +293,8 @@ def build_problem(
     extra_distortions: Sequence[tuple] = (),
     observe_secret: bool = False,
     priors: Sequence | None = None,
-) -> PrivacyProblem:
-    """Build the program for one design request.
-
-    Parameters
-    ----------
-    prior : Prior, JointPrior, DatabasePrior or array_like
-        What the designer knows (a plain pmf is a single-secret :class:`Prior`).
-    distortion : Distortion, array_like or "hamming"
-        ``d[y, u]``; its column count sets the output alphabet.
-    notion : str or Notion
-        A registered notion (:func:`privopt.notions.notion_names`).
-    epsilon : float, optional
-        Minimise ``E[d]`` subject to level ≤ ε (nats).
-    max_distortion : float, optional
-        Minimise the level subject to ``E[d] ≤ max_distortion``.
-    neighbors : NeighborRelation or {"hamming", "all"}, optional
-        For ``dp`` and ``identifiability``; default Hamming on databases, all pairs otherwise.
-    extra_distortions : sequence of (Distortion or matrix, budget)
-        Further constraints ``E[d_k] ≤ budget_k`` ([002] Remark 1).
-    observe_secret : bool
-        The mechanism sees ``(Y, S)`` ([002] Remarks 3–4); needs a joint prior.
-    priors : sequence of pmfs, optional
-        The prior class of ``robust_pml``.
-
-    Returns
-    -------
-    PrivacyProblem
-    """
+) -> DesignRequest:
+    """Validate one design request (no cvxpy); arguments as in :func:`build_problem`."""
     prior = as_prior(prior) if not isinstance(prior, (Prior, JointPrior, DatabasePrior)) else prior
     notion = get_notion(notion)
     mode, epsilon, max_distortion = validate_request(epsilon, max_distortion)
@@ -329,7 +327,7 @@ def build_problem(
         options["priors"] = priors
     elif priors is not None:
         raise InputError("'priors' is only used by the notion 'robust_pml'", "privacy.priors")
-    return PrivacyProblem(
+    return DesignRequest(
         prior, distortion, notion, mode, epsilon, max_distortion, rel, extras, options
     )
 
@@ -338,3 +336,81 @@ def observing_secret_distortion(expanded: JointPrior, distortion: Distortion) ->
     """Tile a distortion over the ``(s, y)`` inputs of :func:`observing_secret`."""
     n_s = expanded.n_secrets
     return Distortion(np.tile(distortion.matrix, (n_s, 1)), kind=distortion.kind)
+
+
+@dataclass
+class DesignRequest:
+    """A validated request, before any program is built (shared by the cvxpy path and the
+    fast paths of :mod:`privopt.algorithms`)."""
+
+    prior: object
+    distortion: Distortion
+    notion: Notion
+    mode: str
+    epsilon: float | None
+    max_distortion: float | None
+    neighbors: NeighborRelation | None
+    extra_distortions: list
+    options: dict
+    build_time: float = 0.0
+
+    @property
+    def user_constraints(self) -> list:
+        return []
+
+    @property
+    def uses_line_search(self) -> bool:
+        return self.mode == "max_distortion" and not self.notion.direct_level
+
+
+def build_problem(
+    prior,
+    distortion,
+    notion: str | Notion,
+    *,
+    epsilon: float | None = None,
+    max_distortion: float | None = None,
+    neighbors: NeighborRelation | str | None = None,
+    extra_distortions: Sequence[tuple] = (),
+    observe_secret: bool = False,
+    priors: Sequence | None = None,
+) -> PrivacyProblem:
+    """Build the cvxpy program for one design request.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        What the designer knows (a plain pmf is a single-secret :class:`Prior`).
+    distortion : Distortion, array_like or "hamming"
+        ``d[y, u]``; its column count sets the output alphabet.
+    notion : str or Notion
+        A registered notion (:func:`privopt.notions.notion_names`).
+    epsilon : float, optional
+        Minimise ``E[d]`` subject to level ≤ ε (nats).
+    max_distortion : float, optional
+        Minimise the level subject to ``E[d] ≤ max_distortion``.
+    neighbors : NeighborRelation or {"hamming", "all"}, optional
+        For ``dp`` and ``identifiability``; default Hamming on databases, all pairs otherwise.
+    extra_distortions : sequence of (Distortion or matrix, budget)
+        Further constraints ``E[d_k] ≤ budget_k`` ([002] Remark 1).
+    observe_secret : bool
+        The mechanism sees ``(Y, S)`` ([002] Remarks 3–4); needs a joint prior.
+    priors : sequence of pmfs, optional
+        The prior class of ``robust_pml``.
+
+    Returns
+    -------
+    PrivacyProblem
+    """
+    request = prepare_request(
+        prior,
+        distortion,
+        notion,
+        epsilon=epsilon,
+        max_distortion=max_distortion,
+        neighbors=neighbors,
+        extra_distortions=extra_distortions,
+        observe_secret=observe_secret,
+        priors=priors,
+    )
+    return PrivacyProblem.from_request(request)

@@ -21,8 +21,8 @@ import cvxpy as cp
 import numpy as np
 
 from privopt import measures
-from privopt.algorithms import ALGORITHMS
-from privopt.builder import PrivacyProblem, build_problem
+from privopt.algorithms import ALGORITHMS, Algorithm
+from privopt.builder import DesignRequest, PrivacyProblem, build_problem, prepare_request
 from privopt.errors import InfeasibleError, InputError, SolverError, VerificationError
 from privopt.model import Mechanism
 from privopt.notions import STANDARD_NOTIONS, get_notion
@@ -389,6 +389,8 @@ def _output_labels(pp: PrivacyProblem):
 
 def _least_distortion(pp: PrivacyProblem) -> float:
     """``D*(∞) = Σ_y p(y) min_u d(y,u)``: the least distortion of any mechanism."""
+    if pp.distortion.is_database_hamming:
+        return 0.0  # d(x, x) = 0: the identity mechanism
     return float(pp.prior.input_probs @ pp.distortion.matrix.min(axis=1))
 
 
@@ -462,7 +464,9 @@ def solve_problem(
         elif pp.notion.direct_level:
             answer, info, search = _solve_direct_budget(pp, chain, warm_start, solver_options)
         else:
-            answer, info, search = _line_search(pp, chain, tol, solver_options)
+            answer, info, search = _line_search(
+                pp, lambda eps: _solve_at(pp, eps, chain, True, solver_options), tol
+            )
     except InfeasibleError as exc:
         if raise_on_infeasible:
             raise
@@ -555,7 +559,7 @@ def _solve_direct_budget(pp, chain, warm, solver_options):
     return answer, info, None
 
 
-def _line_search(pp: PrivacyProblem, chain, tol, solver_options):
+def _line_search(pp, solve_at, tol):
     """Least ε with ``D*(ε) ≤ D`` by bisection on the non-increasing ``D*(ε)`` ([002] Thm 2
     and its proof, generalised to every notion). The answer is the feasible end."""
     budget = pp.max_distortion
@@ -572,7 +576,7 @@ def _line_search(pp: PrivacyProblem, chain, tol, solver_options):
     def at(eps):
         nonlocal solves
         solves += 1
-        info, answer = _solve_at(pp, eps, chain, True, solver_options)
+        info, answer = solve_at(eps)
         if answer is None:
             raise SolverError(f"the {pp.notion.name} program is infeasible at ε = {eps:.6g}")
         return info, answer
@@ -641,7 +645,7 @@ def design(
     >>> res.verified, round(res.epsilon, 6) <= 0.3
     (True, True)
     """
-    pp = build_problem(
+    request = prepare_request(
         prior,
         distortion,
         notion,
@@ -652,7 +656,203 @@ def design(
         observe_secret=observe_secret,
         priors=priors,
     )
+    algorithm = pick_algorithm(request, solver)
+    if algorithm is not None:
+        return solve_with_algorithm(
+            request, algorithm, tol=tol, raise_on_infeasible=raise_on_infeasible
+        )
+    pp = PrivacyProblem.from_request(request)
     return solve_problem(pp, solver, tol=tol, raise_on_infeasible=raise_on_infeasible)
+
+
+# --- fast paths ----------------------------------------------------------------------------
+#: Instances with at least this many mechanism entries go to a fast path automatically.
+AUTO_FASTPATH_ENTRIES = 4096
+
+
+def _dense_size(request: DesignRequest) -> float:
+    return float(request.prior.n_inputs) * float(request.distortion.n_outputs)
+
+
+def pick_algorithm(request: DesignRequest, solver) -> Algorithm | None:
+    """The fast path to use: the one named by ``solver``, or (``solver=None``) the applicable
+    one of highest priority for instances of at least :data:`AUTO_FASTPATH_ENTRIES` entries."""
+    notion = request.notion.name
+    plain = not request.extra_distortions and not request.options.get("priors")
+    if isinstance(solver, str) and solver in ALGORITHMS:
+        algorithm = ALGORITHMS[solver]
+        if (
+            notion not in algorithm.notions
+            or not plain
+            or not algorithm.applies(
+                request.prior, request.distortion, notion, request.mode, neighbors=request.neighbors
+            )
+        ):
+            raise InputError(
+                f"the algorithm {solver!r} does not apply to this problem (it solves "
+                f"{', '.join(algorithm.notions)}: {algorithm.description})",
+                "solver.name",
+            )
+        return algorithm
+    if solver is not None or not plain or _dense_size(request) < AUTO_FASTPATH_ENTRIES:
+        return None
+    usable = [
+        a
+        for a in ALGORITHMS.values()
+        if notion in a.notions
+        and a.priority > 0
+        and a.applies(
+            request.prior, request.distortion, notion, request.mode, neighbors=request.neighbors
+        )
+    ]
+    return max(usable, key=lambda a: a.priority) if usable else None
+
+
+def _run_algorithm(request: DesignRequest, algorithm: Algorithm, eps, budget, tol):
+    start = time.perf_counter()
+    result = algorithm.solve(
+        request.prior,
+        request.distortion,
+        request.notion.name,
+        epsilon=eps,
+        max_distortion=budget,
+        neighbors=request.neighbors,
+        tol=tol,
+    )
+    info = {
+        "name": algorithm.name,
+        "status": result.status,
+        "solve_time_s": time.perf_counter() - start,
+        "iterations": result.iterations,
+        "tried": [algorithm.name],
+        "objective": float(result.objective),
+        "certificate": result.certificate,
+    }
+    if result.status == "infeasible":
+        info["least_achievable"] = result.info.get("least_achievable")
+        return info, None
+    if result.status != "optimal":
+        raise SolverError(f"{algorithm.name} stopped with status {result.status!r}: {result.info}")
+    if result.mechanism is not None:
+        info["matrix"] = np.asarray(result.mechanism, dtype=float)
+        return info, _accept(request, info, eps, budget)
+    # A structured answer too large to hold densely: verified by the algorithm's own
+    # structured re-measurement (independent of its solve), against the same tolerances.
+    check = result.certificate.get("verification") or {}
+    level, dist = check.get("level"), check.get("distortion")
+    ok = level is not None and dist is not None and bool(check.get("row_sums_ok", False))
+    if ok and eps is not None and math.isfinite(eps):
+        ok = level <= eps + _level_tol(eps)
+    if ok and budget is not None:
+        ok = dist <= budget + DISTORTION_TOL * (1 + budget)
+    return info, {
+        "mechanism": None,
+        "structured": result.lazy_mechanism,
+        "level": float(level) if level is not None else float("nan"),
+        "distortion": float(dist) if dist is not None else float("nan"),
+        "verified": ok,
+        "repair_weight": 0.0,
+        "repair_cost": 0.0,
+        "objective": float(result.objective),
+    }
+
+
+def solve_with_algorithm(
+    request: DesignRequest,
+    algorithm: Algorithm,
+    *,
+    tol: float = 1e-7,
+    raise_on_infeasible: bool = True,
+) -> DesignResult:
+    """Solve with a fast path of :mod:`privopt.algorithms`, verified like any other answer."""
+    requested = (
+        {"epsilon": request.epsilon}
+        if request.mode == "epsilon"
+        else {"max_distortion": request.max_distortion}
+    )
+    algo_tol = min(tol, 1e-9)
+    try:
+        if request.mode == "epsilon":
+            least = request.notion.min_level(request.prior, request.neighbors)
+            if request.epsilon < least - 1e-12:
+                raise InfeasibleError(
+                    f"no mechanism has {request.notion.name} level {request.epsilon:.6g}",
+                    least,
+                    "epsilon",
+                )
+            info, answer = _run_algorithm(request, algorithm, request.epsilon, None, algo_tol)
+            search = None
+        elif request.notion.direct_level:
+            info, answer = _run_algorithm(
+                request, algorithm, None, request.max_distortion, algo_tol
+            )
+            search = None
+        else:
+            answer, info, search = _line_search(
+                request,
+                lambda eps: _run_algorithm(request, algorithm, eps, None, algo_tol),
+                tol,
+            )
+        if answer is None:
+            raise InfeasibleError(
+                f"{algorithm.name}: the request is infeasible",
+                info.get("least_achievable"),
+                "epsilon" if request.mode == "epsilon" else "distortion",
+            )
+    except InfeasibleError as exc:
+        if raise_on_infeasible:
+            raise
+        return DesignResult(
+            status="infeasible",
+            notion=request.notion.name,
+            mode=request.mode,
+            epsilon=None,
+            distortion=None,
+            mechanism=None,
+            requested=requested,
+            least_achievable=exc.least_achievable,
+            message=str(exc),
+            extra={"quantity": exc.quantity},
+        )
+    if not answer["verified"]:
+        raise VerificationError(
+            f"{algorithm.name} answer failed verification: {request.notion.name} level "
+            f"{answer['level']:.12g}, distortion {answer['distortion']:.12g}, requested "
+            f"{requested}, objective {answer['objective']:.12g}"
+        )
+    mechanism = answer["mechanism"]
+    leakage = {}
+    if mechanism is not None and _dense_size(request) <= 2**22:
+        leakage = leakage_report(request.prior, mechanism.matrix, request.neighbors)
+    return DesignResult(
+        status="optimal",
+        notion=request.notion.name,
+        mode=request.mode,
+        epsilon=answer["level"],
+        distortion=answer["distortion"],
+        mechanism=mechanism,
+        requested=requested,
+        leakage=leakage,
+        solver={
+            "name": algorithm.name,
+            "solve_time_s": info["solve_time_s"],
+            "iterations": info.get("iterations"),
+            "tried": info.get("tried"),
+            "repair_weight": answer["repair_weight"],
+            "repair_cost": answer["repair_cost"],
+            "certificate": {
+                k: v
+                for k, v in info.get("certificate", {}).items()
+                if isinstance(v, (int, float, str, bool))
+            },
+        },
+        verified=True,
+        line_search=search,
+        objective=answer["objective"],
+        extra={"structured_mechanism": answer.get("structured")}
+        if answer.get("structured") is not None
+        else {},
+    )
 
 
 # --- curves --------------------------------------------------------------------------------

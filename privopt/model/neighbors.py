@@ -8,7 +8,7 @@ directions of every unordered pair), never as a dense N × N mask. The Hamming r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,12 +16,17 @@ import scipy.sparse as sp
 from privopt.errors import InputError
 from privopt.model._validate import as_positive_int
 
-__all__ = ["NeighborRelation", "hamming_neighbors", "all_pairs", "NEIGHBOR_KINDS"]
+__all__ = [
+    "HammingNeighbors",
+    "NeighborRelation",
+    "hamming_neighbors",
+    "all_pairs",
+    "NEIGHBOR_KINDS",
+]
 
 NEIGHBOR_KINDS = ("hamming", "all")
 
 
-@dataclass(frozen=True)
 class NeighborRelation:
     """A symmetric relation on ``size`` inputs, as ordered pairs ``(left[k], right[k])``.
 
@@ -35,14 +40,18 @@ class NeighborRelation:
         ``"hamming"``, ``"all"`` or ``"custom"``.
     """
 
-    size: int
-    left: np.ndarray
-    right: np.ndarray
-    kind: str = "custom"
+    def __init__(self, size: int, left: np.ndarray, right: np.ndarray, kind: str = "custom"):
+        self.size = int(size)
+        self.left = np.asarray(left, dtype=np.int64)
+        self.right = np.asarray(right, dtype=np.int64)
+        self.kind = kind
 
     @property
     def n_pairs(self) -> int:
         return int(self.left.size)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={self.size}, pairs={self.n_pairs}, kind={self.kind!r})"
 
     def adjacency(self) -> sp.csr_matrix:
         """The relation as a sparse boolean ``size × size`` matrix."""
@@ -68,25 +77,56 @@ class NeighborRelation:
         return cls(size, both[:, 0], both[:, 1], "custom")
 
 
-def hamming_neighbors(m: int, n: int) -> NeighborRelation:
+class HammingNeighbors(NeighborRelation):
     """Databases of ``Dⁿ`` (``|D| = m``) that differ in exactly one row ([004] §2).
 
-    Lexicographic enumeration, ``x_1`` most significant. Built vectorised: for every
-    database, every row ``i`` and every other value ``v`` of that row.
+    Lexicographic enumeration, ``x_1`` most significant. The pair arrays are built (vectorised:
+    for every database, every row ``i`` and every other value of that row) only when first
+    used, so that structured fast paths can work on ``Dⁿ`` far too large to enumerate.
     """
-    m = as_positive_int(m, "prior.database.m", minimum=2)
-    n = as_positive_int(n, "prior.database.n", minimum=1)
-    size = m**n
-    index = np.arange(size, dtype=np.int64)
-    lefts, rights = [], []
-    for i in range(n):
-        weight = m ** (n - 1 - i)
-        digit = (index // weight) % m
-        for shift in range(1, m):
-            new_digit = (digit + shift) % m
-            lefts.append(index)
-            rights.append(index + (new_digit - digit) * weight)
-    return NeighborRelation(size, np.concatenate(lefts), np.concatenate(rights), "hamming")
+
+    def __init__(self, m: int, n: int):  # noqa: D107 - documented on the class
+        self.m = as_positive_int(m, "prior.database.m", minimum=2)
+        self.n = as_positive_int(n, "prior.database.n", minimum=1)
+        self.size = self.m**self.n
+        self.kind = "hamming"
+
+    @property
+    def n_pairs(self) -> int:
+        return self.size * self.n * (self.m - 1)
+
+    @cached_property
+    def _pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        m, n, size = self.m, self.n, self.size
+        if self.n_pairs > 2**28:
+            raise InputError(
+                f"{self.n_pairs} neighbour pairs are too many to enumerate; use a structured "
+                "fast path",
+                "privacy.neighbors",
+            )
+        index = np.arange(size, dtype=np.int64)
+        lefts, rights = [], []
+        for i in range(n):
+            weight = m ** (n - 1 - i)
+            digit = (index // weight) % m
+            for shift in range(1, m):
+                new_digit = (digit + shift) % m
+                lefts.append(index)
+                rights.append(index + (new_digit - digit) * weight)
+        return np.concatenate(lefts), np.concatenate(rights)
+
+    @property
+    def left(self) -> np.ndarray:  # type: ignore[override]
+        return self._pairs[0]
+
+    @property
+    def right(self) -> np.ndarray:  # type: ignore[override]
+        return self._pairs[1]
+
+
+def hamming_neighbors(m: int, n: int) -> HammingNeighbors:
+    """Databases of ``Dⁿ`` (``|D| = m``) that differ in exactly one row ([004] §2)."""
+    return HammingNeighbors(m, n)
 
 
 def all_pairs(size: int) -> NeighborRelation:

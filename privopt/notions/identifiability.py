@@ -10,7 +10,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from privopt import measures
+from privopt import closed_forms, measures
 from privopt.notions._pairwise import ratio_constraints
 from privopt.notions.base import DesignContext, Notion, register
 
@@ -31,9 +31,11 @@ class Identifiability(Notion):
 
     def min_level(self, prior, neighbors=None) -> float:
         """``ε_X`` over the relation restricted to the support ([004] eq. 18, Lemma 3)."""
-        p = prior.secret_probs
         if neighbors is None:
             return 0.0
+        if getattr(prior, "is_iid", False) and neighbors.kind == "hamming":
+            return closed_forms.epsilon_x(prior)  # product closed form, nothing enumerated
+        p = prior.secret_probs
         rel = neighbors.restricted(np.flatnonzero(p > 0))
         if rel.n_pairs == 0:
             return 0.0
