@@ -211,9 +211,9 @@ class PrivacyProblem:
             constraints = [*base, self.expected_distortion <= self.budget_parameter]
         else:
             self.level_parameter = cp.Parameter(nonneg=True, name="level")
-            self.level_parameter.value = notion.parameter_value(
-                epsilon if epsilon is not None and math.isfinite(epsilon) else 0.0
-            )
+            # levels beyond 30 nats are imposed by repair in the solver layer (e^ε overflows)
+            usable = epsilon is not None and math.isfinite(epsilon) and epsilon <= 30.0
+            self.level_parameter.value = notion.parameter_value(epsilon if usable else 0.0)
             objective = cp.Minimize(self.expected_distortion)
             constraints = [*base, *notion.constraints(self.context, self.level_parameter)]
         self._base_constraints = constraints
