@@ -191,7 +191,9 @@ def _tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> flo
     v, w = values[order], masses[order]
     # candidate t = v[k]: mass strictly above it is the mass of entries with value > v[k]
     cum = np.concatenate([[0.0], np.cumsum(w)])
-    tol = 1e-12
+    # relative slack for rounding in the cumulative sums; an absolute one would let outputs of
+    # mass below it exceed the level even at δ = 0 (which must give the plain maximum)
+    tol = 1e-12 * delta
     if cum[-1] <= delta + tol:  # every value may be exceeded
         return float("-inf")
     best = float(v[0])  # nothing lies above the largest value
@@ -236,14 +238,19 @@ def eml_level(prior, mechanism, delta: float) -> float:
         return float(max(np.log(st.ch.max(axis=0) / st.pu).max(), 0.0))
     best = 0.0
     for row in st.ch:
-        order = np.argsort(-(row / st.pu), kind="stable")
+        ratio = row / st.pu
+        order = np.argsort(-ratio, kind="stable")
         mass = np.cumsum(st.pu[order])
-        k = int(np.searchsorted(mass, delta - 1e-15, side="left"))  # first with cum ≥ δ
+        # first output whose cumulative mass reaches δ (relative slack: an absolute one would
+        # skip past outputs lighter than itself when δ is tiny)
+        k = int(np.searchsorted(mass, delta * (1 - 1e-12), side="left"))
         k = min(k, row.size - 1)
         before = mass[k - 1] if k > 0 else 0.0
-        frac = (delta - before) / st.pu[order[k]]
-        taken = (row[order[:k]].sum() if k > 0 else 0.0) + frac * row[order[k]]
-        best = max(best, taken / delta)
+        taken_before = row[order[:k]].sum() if k > 0 else 0.0
+        # h_x = (taken_before + (δ − before)·ratio_k) / δ, arranged so that a tiny δ neither
+        # underflows nor amplifies rounding: the second term is ≥ 0 as earlier ratios are larger
+        ratio_k = ratio[order[k]]
+        best = max(best, ratio_k + max(taken_before - before * ratio_k, 0.0) / delta)
     return float(max(np.log(best), 0.0))
 
 

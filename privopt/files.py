@@ -1,0 +1,790 @@
+"""Problem files: TOML in, a validated :class:`ProblemSpec` out (spec/problem-format.md).
+
+A problem file says what the designer knows (``[prior]``, ``[distortion]``), what they ask
+for (``[privacy]``: a notion and either ``epsilon`` or ``max_distortion``) and optionally how
+to solve it (``[solver]``), what the answer must be (``[reference]``) and, for
+``privopt audit``, a mechanism to measure (``[mechanism]``). Files are parsed with
+:mod:`tomllib` only: no code is executed and nothing is unpickled.
+
+Every problem with a file is an :class:`~privopt.errors.InputError` whose message starts
+with the file name and the key at fault, e.g.
+``problems/x.toml: prior.probs: sums to 0.9, off by -0.1: …``.
+
+Optional keys beyond the spec (all documented in README.cli.md):
+
+``[prior.database] symbols``
+    names of the ``m`` row values (database labels join them).
+``[privacy] priors = [[…], …]``
+    the finite prior class of the notion ``robust_pml`` (pmfs over the secret alphabet).
+``[privacy] observe_secret = true``
+    joint priors only: the mechanism sees ``(Y, S)`` (Calmon–Fawaz Remarks 3–4).
+``[[distortion.extra]]``
+    further budgets ``E[d_k] ≤ budget`` (Calmon–Fawaz Remark 1); each has ``budget`` and a
+    distortion given like the main one (``kind``, ``values``, ``matrix``).
+``[mechanism] output_labels``
+    names of the mechanism's outputs (audit files).
+``[reference] status, least_achievable, leakage, pml_per_output``
+    expected outcome of an infeasible request, expected leakage values of the answer (a table
+    ``notion = value``), expected PML per output (audit files).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+try:  # Python ≥ 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
+from privopt.model._validate import as_labels, as_pmf
+from privopt.notions import get_notion
+
+__all__ = [
+    "ProblemSpec",
+    "load_problem",
+    "parse_problem",
+    "check_reference",
+    "load_mechanism",
+    "VALID_KEYS",
+]
+
+#: Valid keys of every table (``None``: a sub-table, validated on its own).
+VALID_KEYS: dict[str, tuple[str, ...]] = {
+    "": ("title", "source", "prior", "distortion", "privacy", "solver", "reference", "mechanism"),
+    "prior": ("probs", "labels", "joint", "secret_labels", "database"),
+    "prior.database": ("m", "n", "row_probs", "probs", "symbols"),
+    "distortion": ("kind", "values", "matrix", "output_labels", "extra"),
+    "distortion.extra": ("kind", "values", "matrix", "budget"),
+    "privacy": ("notion", "epsilon", "max_distortion", "neighbors", "priors", "observe_secret"),
+    "solver": ("name", "tolerance"),
+    "reference": (
+        "distortion",
+        "epsilon",
+        "tolerance",
+        "what",
+        "status",
+        "least_achievable",
+        "leakage",
+        "pml_per_output",
+    ),
+    "mechanism": ("matrix", "output_labels"),
+}
+
+DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix")
+NEIGHBOR_CHOICES = ("hamming", "all")
+#: Default tolerance of a ``[reference]`` comparison.
+DEFAULT_REFERENCE_TOLERANCE = 1e-6
+
+
+@dataclass
+class ProblemSpec:
+    """A validated problem file.
+
+    Attributes
+    ----------
+    path : str
+        The file as named by the user (used in every message).
+    prior : Prior, JointPrior or DatabasePrior
+    distortion : Distortion or None
+        ``None`` only in audit files without ``[distortion]``.
+    notion : str or None
+        Canonical notion name (aliases resolved); ``None`` only in audit files.
+    epsilon, max_distortion : float or None
+        Exactly one is set in a problem file.
+    neighbors : str or None
+        ``"hamming"`` or ``"all"`` as written; ``None`` = the default of the prior.
+    priors : list of numpy.ndarray or None
+        The prior class of ``robust_pml``.
+    observe_secret : bool
+    extra_distortions : list of (Distortion, float)
+    solver : str or None
+    tolerance : float or None
+    reference : dict
+    mechanism : Mechanism or None
+    title, source : str or None
+    """
+
+    path: str
+    prior: Any
+    distortion: Distortion | None = None
+    notion: str | None = None
+    epsilon: float | None = None
+    max_distortion: float | None = None
+    neighbors: str | None = None
+    priors: list | None = None
+    observe_secret: bool = False
+    extra_distortions: list = field(default_factory=list)
+    solver: str | None = None
+    tolerance: float | None = None
+    reference: dict = field(default_factory=dict)
+    mechanism: Mechanism | None = None
+    title: str | None = None
+    source: str | None = None
+
+    @property
+    def mode(self) -> str | None:
+        if self.epsilon is not None:
+            return "epsilon"
+        if self.max_distortion is not None:
+            return "max_distortion"
+        return None
+
+    def neighbors_for(self, notion: str) -> str | None:
+        """The neighbour relation to pass for ``notion`` (only dp / identifiability take one)."""
+        return self.neighbors if get_notion(notion).uses_neighbors else None
+
+    def design_kwargs(self, notion: str | None = None) -> dict:
+        """Keyword arguments of :func:`privopt.design` / :func:`privopt.sweep` for ``notion``
+        (default: the file's), without the level / budget."""
+        notion = notion or self.notion
+        kwargs: dict[str, Any] = {
+            "neighbors": self.neighbors_for(notion),
+            "observe_secret": self.observe_secret,
+        }
+        if get_notion(notion).name == "robust_pml":
+            kwargs["priors"] = self.priors
+        if self.tolerance is not None:
+            kwargs["tol"] = self.tolerance
+        return kwargs
+
+    def solve(self, solver: str | None = None, raise_on_infeasible: bool = False):
+        """Solve the file's request with :func:`privopt.design` (infeasible → a result with
+        status ``"infeasible"`` unless ``raise_on_infeasible``)."""
+        from privopt.solve import design
+
+        if self.notion is None or self.mode is None or self.distortion is None:
+            raise InputError(
+                f"{self.path}: privacy: the file has no design request (needs [distortion] and "
+                "[privacy] with a notion and epsilon or max_distortion)"
+            )
+        return design(
+            self.prior,
+            self.distortion,
+            self.notion,
+            epsilon=self.epsilon,
+            max_distortion=self.max_distortion,
+            solver=solver or self.solver,
+            extra_distortions=self.extra_distortions,
+            raise_on_infeasible=raise_on_infeasible,
+            **self.design_kwargs(),
+        )
+
+
+# --- errors ----------------------------------------------------------------------------------
+def _error(path: str, key: str | None, message: str) -> InputError:
+    text = f"{path}: {key}: {message}" if key else f"{path}: {message}"
+    err = InputError(text)
+    err.field = key
+    return err
+
+
+def _rewrap(path: str, exc: InputError) -> InputError:
+    """Prefix a model-layer :class:`InputError` (``"field: message"``) with the file name."""
+    text = str(exc)
+    if text.startswith(f"{path}:"):
+        return exc
+    err = InputError(f"{path}: {text}")
+    err.field = exc.field
+    return err
+
+
+# --- parsing ---------------------------------------------------------------------------------
+def load_problem(path: str | os.PathLike, purpose: str = "solve") -> ProblemSpec:
+    """Read and validate a problem file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The TOML file.
+    purpose : {"solve", "audit", "any"}
+        ``"solve"`` (also ``privopt curve``) needs ``[distortion]`` and ``[privacy]`` with a
+        notion and exactly one of ``epsilon`` / ``max_distortion``; ``"audit"`` needs
+        ``[mechanism]``, while ``[distortion]`` and ``[privacy]`` are optional; ``"any"`` needs
+        only ``[prior]`` (e.g. ``privopt audit FILE --mechanism M``). Whatever is present is
+        validated in full in every case.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the key and what is wrong.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise _error(name, None, f"invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise _error(name, None, f"not UTF-8 text: {exc}") from None
+    except OSError as exc:
+        raise _error(name, None, f"cannot read the file: {exc.strerror or exc}") from None
+    return parse_problem(data, name, purpose)
+
+
+def parse_problem(data: dict, path: str = "<problem>", purpose: str = "solve") -> ProblemSpec:
+    """Validate an already parsed TOML document (see :func:`load_problem`)."""
+    if purpose not in ("solve", "audit", "any"):
+        raise ValueError(f"purpose must be 'solve', 'audit' or 'any', got {purpose!r}")
+    try:
+        return _Parser(path, purpose).parse(data)
+    except InputError as exc:
+        raise _rewrap(path, exc) from None
+
+
+class _Parser:
+    def __init__(self, path: str, purpose: str):
+        self.path = path
+        self.purpose = purpose
+
+    def err(self, key: str | None, message: str) -> InputError:
+        return _error(self.path, key, message)
+
+    # --- generic checks ----------------------------------------------------------------------
+    def check_keys(self, table: dict, section: str) -> None:
+        valid = VALID_KEYS[section]
+        for key in table:
+            if key not in valid:
+                where = f"{section}.{key}" if section else key
+                what = "section" if isinstance(table[key], dict) else "key"
+                place = f"[{section}]" if section else "the top level"
+                raise self.err(where, f"unknown {what}; valid keys in {place}: {', '.join(valid)}")
+
+    def table(self, data: dict, key: str, section: str) -> dict | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        full = f"{section}.{key}" if section else key
+        if not isinstance(value, dict):
+            raise self.err(full, f"expected a table [{full}], got {_kind(value)}")
+        self.check_keys(value, full)
+        return value
+
+    def string(self, table: dict, key: str, section: str) -> str | None:
+        value = table.get(key)
+        if value is not None and not isinstance(value, str):
+            raise self.err(
+                f"{section}.{key}" if section else key, f"expected a string, got {_kind(value)}"
+            )
+        return value
+
+    def number(self, table: dict, key: str, section: str, allow_inf: bool = False) -> float | None:
+        value = table.get(key)
+        full = f"{section}.{key}"
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.err(full, f"expected a number, got {_kind(value)}")
+        value = float(value)
+        if math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf):
+            raise self.err(
+                full, f"must be a {'' if allow_inf else 'finite '}number >= 0, got {value}"
+            )
+        return value
+
+    def labels(self, table: dict, key: str, section: str, size: int) -> tuple[str, ...] | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        full = f"{section}.{key}"
+        if not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+            raise self.err(full, f"expected a list of strings, got {_kind(value)}")
+        return as_labels(value, size, full)
+
+    def matrix(self, table: dict, key: str, section: str) -> list:
+        return self.matrix_value(table[key], f"{section}.{key}")
+
+    def matrix_value(self, value, full: str) -> list:
+        if not isinstance(value, list) or not value or not all(isinstance(r, list) for r in value):
+            raise self.err(
+                full,
+                f"expected a matrix (a list of rows, e.g. [[0, 1], [1, 0]]), got {_kind(value)}",
+            )
+        lengths = {len(r) for r in value}
+        if len(lengths) != 1:
+            raise self.err(
+                full,
+                f"rows have different lengths {sorted(lengths)}: every row needs the same "
+                "number of entries",
+            )
+        for i, row in enumerate(value):
+            for j, v in enumerate(row):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise self.err(full, f"entry ({i}, {j}) is {_kind(v)}, expected a number")
+        return value
+
+    def vector(self, table: dict, key: str, section: str) -> list:
+        return self.vector_value(table[key], f"{section}.{key}")
+
+    def vector_value(self, value, full: str) -> list:
+        if not isinstance(value, list) or not value:
+            raise self.err(full, f"expected a non-empty list of numbers, got {_kind(value)}")
+        for i, v in enumerate(value):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise self.err(full, f"entry {i} is {_kind(v)}, expected a number")
+        return value
+
+    # --- sections ----------------------------------------------------------------------------
+    def parse(self, data: dict) -> ProblemSpec:
+        self.check_keys(data, "")
+        title = self.string(data, "title", "")
+        source = self.string(data, "source", "")
+        prior_t = self.table(data, "prior", "")
+        if prior_t is None:
+            raise self.err(
+                "prior", "missing section [prior] (give probs, joint or [prior.database])"
+            )
+        prior = self.prior(prior_t)
+        spec = ProblemSpec(path=self.path, prior=prior, title=title, source=source)
+
+        dist_t = self.table(data, "distortion", "")
+        if dist_t is not None:
+            spec.distortion = self.distortion(dist_t, "distortion", prior)
+            spec.extra_distortions = self.extras(dist_t, spec.distortion, prior)
+        elif self.purpose == "solve":
+            raise self.err(
+                "distortion",
+                'missing section [distortion] (e.g. kind = "hamming"); a design request '
+                "needs a distortion to minimise or to bound",
+            )
+
+        priv_t = self.table(data, "privacy", "")
+        if priv_t is not None:
+            self.privacy(priv_t, spec)
+        elif self.purpose == "solve":
+            raise self.err(
+                "privacy", "missing section [privacy] (notion and epsilon or max_distortion)"
+            )
+
+        solver_t = self.table(data, "solver", "")
+        if solver_t is not None:
+            self.solver(solver_t, spec)
+
+        mech_t = self.table(data, "mechanism", "")
+        if mech_t is not None:
+            spec.mechanism = self.mechanism(mech_t, prior, spec.distortion)
+        elif self.purpose == "audit":
+            raise self.err(
+                "mechanism", "missing section [mechanism] with matrix = [[…]] (rows = inputs)"
+            )
+
+        ref_t = self.table(data, "reference", "")
+        if ref_t is not None:
+            spec.reference = self.reference(ref_t)
+        return spec
+
+    def prior(self, t: dict):
+        forms = [k for k in ("probs", "joint", "database") if k in t]
+        if len(forms) != 1:
+            found = f"found {' and '.join(forms)}" if forms else "found none"
+            raise self.err(
+                "prior",
+                "give exactly one prior form: probs = […] (a single secret), joint = [[…]] "
+                f"(secret S × observed Y) or [prior.database] (m, n, row_probs or probs); {found}",
+            )
+        form = forms[0]
+        if form == "probs":
+            if "secret_labels" in t:
+                raise self.err(
+                    "prior.secret_labels", "only used with a joint prior (joint = [[…]])"
+                )
+            probs = self.vector(t, "probs", "prior")
+            pmf = as_pmf(probs, "prior.probs")
+            return Prior(pmf, self.labels(t, "labels", "prior", pmf.size))
+        if form == "joint":
+            joint = self.matrix(t, "joint", "prior")
+            n_s, n_y = len(joint), len(joint[0])
+            return JointPrior(
+                joint,
+                secret_labels=self.labels(t, "secret_labels", "prior", n_s),
+                labels=self.labels(t, "labels", "prior", n_y),
+            )
+        for bad in ("labels", "secret_labels"):
+            if bad in t:
+                raise self.err(
+                    f"prior.{bad}",
+                    "not used with [prior.database]: databases are labelled by their rows; name "
+                    "the row values with prior.database.symbols",
+                )
+        db = self.table(t, "database", "prior")
+        for key in ("m", "n"):
+            if key not in db:
+                raise self.err(
+                    f"prior.database.{key}",
+                    "missing: give the row alphabet size m and the number of rows n",
+                )
+        has = [k for k in ("row_probs", "probs") if k in db]
+        if len(has) != 1:
+            raise self.err(
+                "prior.database",
+                "give exactly one of row_probs (i.i.d. rows) and probs (a pmf over all m^n "
+                f"databases in lexicographic order); found {' and '.join(has) or 'none'}",
+            )
+        kwargs = {has[0]: self.vector(db, has[0], "prior.database")}
+        m = db["m"]
+        symbols = None
+        if "symbols" in db:
+            value = db["symbols"]
+            if not isinstance(value, list):
+                raise self.err(
+                    "prior.database.symbols", f"expected a list of strings, got {_kind(value)}"
+                )
+            symbols = value
+        return DatabasePrior(m, db["n"], symbols=symbols, **kwargs)
+
+    def distortion(self, t: dict, section: str, prior) -> Distortion:
+        kind = t.get("kind")
+        if kind is None:
+            raise self.err(f"{section}.kind", f"missing; one of {', '.join(DISTORTION_KINDS)}")
+        if kind not in DISTORTION_KINDS:
+            raise self.err(
+                f"{section}.kind",
+                f"unknown distortion kind {kind!r}; valid: {', '.join(DISTORTION_KINDS)}",
+            )
+        n_in = prior.n_inputs
+        if "values" in t and kind not in ("absolute", "squared"):
+            raise self.err(f"{section}.values", 'only used with kind = "absolute" or "squared"')
+        if "matrix" in t and kind != "matrix":
+            raise self.err(f"{section}.matrix", 'only used with kind = "matrix"')
+        if kind == "hamming":
+            if prior.is_database:
+                d = Distortion.database_hamming(prior.m, prior.n)
+            else:
+                d = Distortion.hamming(n_in)
+        elif kind in ("absolute", "squared"):
+            values = None
+            if "values" in t:
+                values = self.vector(t, "values", section)
+                if len(values) != n_in:
+                    raise self.err(
+                        f"{section}.values",
+                        f"has {len(values)} values but the prior has {n_in} inputs: give one "
+                        "value per input symbol",
+                    )
+            maker = Distortion.absolute if kind == "absolute" else Distortion.squared
+            d = maker(n_in, values)
+        else:
+            if "matrix" not in t:
+                raise self.err(
+                    f"{section}.matrix",
+                    'missing: kind = "matrix" needs matrix = [[…]] (rows = inputs y, '
+                    "columns = outputs u)",
+                )
+            rows = self.matrix(t, "matrix", section)
+            if len(rows) != n_in:
+                raise self.err(
+                    f"{section}.matrix",
+                    f"has {len(rows)} rows but the prior has {n_in} inputs: one row per input "
+                    "symbol "
+                    "(rows = inputs y, columns = outputs u)",
+                )
+            try:
+                d = Distortion.from_matrix(rows)
+            except InputError as exc:
+                raise self.err(f"{section}.matrix", str(exc).split(": ", 1)[-1]) from None
+        if section == "distortion" and "output_labels" in t:
+            d.output_labels = self.labels(t, "output_labels", section, d.n_outputs)
+        return d
+
+    def extras(self, t: dict, main: Distortion, prior) -> list:
+        raw = t.get("extra")
+        if raw is None:
+            return []
+        if isinstance(raw, dict):
+            raw = [raw]
+        if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
+            raise self.err(
+                "distortion.extra", "expected [[distortion.extra]] tables with kind and budget"
+            )
+        out = []
+        for i, item in enumerate(raw):
+            section = f"distortion.extra[{i}]"
+            for key in item:
+                if key not in VALID_KEYS["distortion.extra"]:
+                    raise self.err(
+                        f"{section}.{key}",
+                        f"unknown key; valid keys: {', '.join(VALID_KEYS['distortion.extra'])}",
+                    )
+            if "budget" not in item:
+                raise self.err(
+                    f"{section}.budget",
+                    "missing: every extra distortion needs a budget E[d] <= budget",
+                )
+            budget = self.number(item, "budget", section)
+            d = self.distortion(item, section, prior)
+            if d.shape != main.shape:
+                raise self.err(
+                    section, f"has shape {d.shape} but the main distortion has {main.shape}"
+                )
+            out.append((d, budget))
+        return out
+
+    def privacy(self, t: dict, spec: ProblemSpec) -> None:
+        name = t.get("notion")
+        if name is None:
+            if self.purpose == "solve":
+                raise self.err("privacy.notion", "missing; give one of the registered notions")
+        else:
+            if not isinstance(name, str):
+                raise self.err("privacy.notion", f"expected a string, got {_kind(name)}")
+            spec.notion = get_notion(name).name
+        eps = self.number(t, "epsilon", "privacy", allow_inf=True)
+        budget = self.number(t, "max_distortion", "privacy")
+        if eps is not None and budget is not None:
+            raise self.err(
+                "privacy",
+                "give epsilon OR max_distortion, not both: epsilon minimises the distortion at "
+                "that level, max_distortion minimises the level within that budget",
+            )
+        if eps is None and budget is None and self.purpose == "solve":
+            raise self.err(
+                "privacy",
+                "give epsilon (minimise E[d] at that privacy level, nats) or max_distortion "
+                "(minimise the level within that distortion budget); found neither",
+            )
+        spec.epsilon, spec.max_distortion = eps, budget
+
+        neighbors = t.get("neighbors")
+        if neighbors is not None:
+            if neighbors not in NEIGHBOR_CHOICES:
+                raise self.err(
+                    "privacy.neighbors",
+                    f"unknown relation {neighbors!r}; valid: {', '.join(NEIGHBOR_CHOICES)}",
+                )
+            if neighbors == "hamming" and not spec.prior.is_database:
+                raise self.err(
+                    "privacy.neighbors",
+                    '"hamming" needs a database prior ([prior.database] with m and n); on a single '
+                    'alphabet or a joint prior use "all"',
+                )
+            if spec.notion is not None:
+                notion = get_notion(spec.notion)
+                if notion.name == "ldp" and neighbors != "all":
+                    raise self.err(
+                        "privacy.neighbors",
+                        'ldp is dp over all pairs: use neighbors = "all" or notion = "dp"',
+                    )
+                if not notion.uses_neighbors and notion.name != "ldp":
+                    raise self.err(
+                        "privacy.neighbors",
+                        f"the notion {notion.name!r} takes no neighbour relation; only dp and "
+                        "identifiability do",
+                    )
+            spec.neighbors = neighbors
+
+        priors = t.get("priors")
+        if priors is not None:
+            if spec.notion is not None and spec.notion != "robust_pml":
+                raise self.err("privacy.priors", 'only used with notion = "robust_pml"')
+            if (
+                not isinstance(priors, list)
+                or not priors
+                or not all(isinstance(q, list) for q in priors)
+            ):
+                raise self.err(
+                    "privacy.priors",
+                    "expected a non-empty list of pmfs, e.g. [[0.5, 0.5], [0.2, 0.8]]",
+                )
+            spec.priors = []
+            for i, q in enumerate(priors):
+                pmf = as_pmf(self.vector_value(q, f"privacy.priors[{i}]"), f"privacy.priors[{i}]")
+                if pmf.size != spec.prior.n_secrets:
+                    raise self.err(
+                        f"privacy.priors[{i}]",
+                        f"has {pmf.size} entries but the secret has {spec.prior.n_secrets} symbols",
+                    )
+                spec.priors.append(pmf)
+        elif spec.notion == "robust_pml":
+            raise self.err(
+                "privacy.priors", "missing: robust_pml needs priors = [[…], …], the prior class"
+            )
+
+        observe = t.get("observe_secret")
+        if observe is not None:
+            if not isinstance(observe, bool):
+                raise self.err(
+                    "privacy.observe_secret", f"expected true or false, got {_kind(observe)}"
+                )
+            if observe and not spec.prior.is_joint:
+                raise self.err("privacy.observe_secret", "needs a joint prior (joint = [[…]])")
+            spec.observe_secret = observe
+
+    def solver(self, t: dict, spec: ProblemSpec) -> None:
+        name = self.string(t, "name", "solver")
+        if name is not None:
+            from privopt.solve import available_solvers
+
+            valid = available_solvers()
+            if name.upper() not in {v.upper() for v in valid}:
+                raise self.err(
+                    "solver.name",
+                    f"unknown or uninstalled solver {name!r}; available: {', '.join(valid)}",
+                )
+        spec.solver = name
+        tol = self.number(t, "tolerance", "solver")
+        if tol is not None and tol <= 0:
+            raise self.err("solver.tolerance", f"must be > 0, got {tol}")
+        spec.tolerance = tol
+
+    def mechanism(self, t: dict, prior, distortion: Distortion | None) -> Mechanism:
+        if "matrix" not in t:
+            raise self.err(
+                "mechanism.matrix", "missing: give matrix = [[…]] (rows = inputs, entries p(u|y))"
+            )
+        rows = self.matrix(t, "matrix", "mechanism")
+        if len(rows) != prior.n_inputs:
+            raise self.err(
+                "mechanism.matrix",
+                f"has {len(rows)} rows but the prior has {prior.n_inputs} inputs: one row per "
+                "input symbol",
+            )
+        n_out = len(rows[0])
+        if distortion is not None and distortion.n_outputs != n_out:
+            raise self.err(
+                "mechanism.matrix",
+                f"has {n_out} columns but the distortion has {distortion.n_outputs} outputs",
+            )
+        labels = self.labels(t, "output_labels", "mechanism", n_out)
+        if labels is None and distortion is not None and distortion.output_labels is not None:
+            labels = distortion.output_labels
+        if labels is None and n_out == prior.n_inputs:
+            labels = prior.input_labels
+        return Mechanism(rows, prior.input_labels, labels)
+
+    def reference(self, t: dict) -> dict:
+        out: dict[str, Any] = {}
+        for key in ("distortion", "epsilon", "least_achievable"):
+            if key in t:
+                out[key] = self.number(t, key, "reference", allow_inf=True)
+        if "tolerance" in t:
+            tol = self.number(t, "tolerance", "reference")
+            if tol <= 0:
+                raise self.err("reference.tolerance", f"must be > 0, got {tol}")
+            out["tolerance"] = tol
+        for key in ("what", "status"):
+            value = self.string(t, key, "reference")
+            if value is not None:
+                out[key] = value
+        if out.get("status") not in (None, "optimal", "infeasible"):
+            raise self.err("reference.status", 'expected "optimal" or "infeasible"')
+        if "pml_per_output" in t:
+            out["pml_per_output"] = [
+                float(v) for v in self.vector(t, "pml_per_output", "reference")
+            ]
+        if "leakage" in t:
+            leak = t["leakage"]
+            if not isinstance(leak, dict):
+                raise self.err("reference.leakage", "expected a table notion = value")
+            out["leakage"] = {}
+            for key in leak:
+                try:
+                    canonical = get_notion(key).name
+                except InputError as exc:
+                    message = str(exc).split(": ", 1)[-1]
+                    raise self.err(f"reference.leakage.{key}", message) from None
+                out["leakage"][canonical] = self.number(
+                    leak, key, "reference.leakage", allow_inf=True
+                )
+        return out
+
+
+def _kind(value) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+# --- reference checks ------------------------------------------------------------------------
+def check_reference(reference: dict, result: dict) -> list[dict]:
+    """Compare a result (the JSON object of ``solve`` or ``audit``) with a ``[reference]``.
+
+    Returns one record per checked quantity: ``{"key", "expected", "got", "ok"}`` (absolute
+    difference within ``reference.tolerance``, default 1e-6).
+    """
+    tol = reference.get("tolerance", DEFAULT_REFERENCE_TOLERANCE)
+    checks: list[dict] = []
+
+    def close(expected, got) -> bool:
+        if got is None or expected is None:
+            return got is None and expected is None
+        if math.isinf(expected) or math.isinf(got):
+            return expected == got
+        return abs(got - expected) <= tol
+
+    def add(key, expected, got, ok=None):
+        checks.append(
+            {
+                "key": key,
+                "expected": expected,
+                "got": got,
+                "ok": bool(close(expected, got) if ok is None else ok),
+            }
+        )
+
+    status = result.get("status")
+    if "status" in reference and status is not None:
+        add("status", reference["status"], status, reference["status"] == status)
+    if "least_achievable" in reference:
+        add("least_achievable", reference["least_achievable"], result.get("least_achievable"))
+    if status in (None, "optimal", "optimal_inaccurate"):
+        for key in ("distortion", "epsilon"):
+            if key in reference:
+                add(key, reference[key], result.get(key))
+        for key, value in reference.get("leakage", {}).items():
+            got = result.get("leakage", {}).get(key)
+            add(f"leakage.{key}", value, math.inf if got is None and value == math.inf else got)
+        if "pml_per_output" in reference:
+            expected = reference["pml_per_output"]
+            got = result.get("pml_per_output")
+            ok = (
+                got is not None
+                and len(got) == len(expected)
+                and all(close(e, g) for e, g in zip(expected, got, strict=True))
+            )
+            add("pml_per_output", expected, got, ok)
+    return checks
+
+
+# --- mechanisms from files -------------------------------------------------------------------
+def load_mechanism(path: str | os.PathLike) -> Mechanism:
+    """Read a mechanism written by ``privopt solve --out`` (``.json``, ``.csv`` or ``.npz``)."""
+    name = os.fspath(path)
+    ext = os.path.splitext(name)[1].lower()
+    try:
+        if ext == ".json":
+            with open(name, encoding="utf-8") as fh:
+                return Mechanism.from_json(fh.read())
+        if ext == ".csv":
+            import csv
+
+            with open(name, newline="", encoding="utf-8") as fh:
+                rows = list(csv.reader(fh))
+            if len(rows) < 2:
+                raise _error(name, None, "expected a header row and one row per input")
+            outputs = rows[0][1:]
+            inputs = [r[0] for r in rows[1:]]
+            matrix = [[float(v) for v in r[1:]] for r in rows[1:]]
+            return Mechanism(matrix, inputs, outputs)
+        if ext == ".npz":
+            with np.load(name, allow_pickle=False) as data:
+                inputs = data["inputs"].tolist() if "inputs" in data else None
+                outputs = data["outputs"].tolist() if "outputs" in data else None
+                return Mechanism(data["mechanism"], inputs, outputs)
+    except InputError as exc:
+        raise _rewrap(name, exc) from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise _error(name, None, f"cannot read the mechanism: {exc}") from None
+    raise _error(name, None, f"unknown extension {ext!r}: use .json, .csv or .npz")
