@@ -10,7 +10,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from privopt import closed_forms, measures
+from privopt import measures
 from privopt.notions._pairwise import ratio_constraints
 from privopt.notions.base import DesignContext, Notion, register
 
@@ -34,7 +34,11 @@ class Identifiability(Notion):
         if neighbors is None:
             return 0.0
         if getattr(prior, "is_iid", False) and neighbors.kind == "hamming":
-            return closed_forms.epsilon_x(prior)  # product closed form, nothing enumerated
+            # product closed form, nothing enumerated: pairs inside the support differ in one
+            # row whose two values both have positive mass (epsilon_x is +inf without full
+            # support, since it does not restrict to the support)
+            q = prior.row_probs[prior.row_probs > 0]
+            return float(np.log(q.max() / q.min()))
         p = prior.secret_probs
         rel = neighbors.restricted(np.flatnonzero(p > 0))
         if rel.n_pairs == 0:
