@@ -229,11 +229,12 @@ def _repair_level(pp: PrivacyProblem, matrix: np.ndarray, eps: float) -> tuple[n
 
 
 def _repair_distortion(
-    pp: PrivacyProblem, matrix: np.ndarray, budget: float
+    pp: PrivacyProblem, matrix: np.ndarray, budget: float, slack: float | None = None
 ) -> tuple[np.ndarray, float]:
-    """Mix with the least-distortion deterministic mechanism until ``E[d] ≤ budget``."""
+    """Mix with the least-distortion deterministic mechanism until ``E[d] ≤ budget`` (an
+    excess up to ``slack``, default ``DISTORTION_TOL·(1 + budget)``, is left alone)."""
     _, dist = _measure(pp, matrix)
-    if dist <= budget + DISTORTION_TOL * (1 + budget):
+    if dist <= budget + (DISTORTION_TOL * (1 + budget) if slack is None else slack):
         return matrix, 0.0
     best = np.zeros_like(matrix)
     best[np.arange(matrix.shape[0]), pp.distortion.matrix.argmin(axis=1)] = 1.0
@@ -394,6 +395,19 @@ def _least_distortion(pp: PrivacyProblem) -> float:
     return float(pp.prior.input_probs @ pp.distortion.matrix.min(axis=1))
 
 
+def _without_privacy_constraint(pp: PrivacyProblem) -> cp.Problem:
+    """The ε-mode program with its privacy constraint dropped: rows sum to 1, and the extra
+    distortion budgets and the user's constraints stay."""
+    weights = pp.prior.input_probs[:, None]
+    budgets = [
+        cp.sum(cp.multiply(weights * extra.matrix, pp.W)) <= budget
+        for extra, budget in pp.extra_distortions
+    ]
+    return cp.Problem(
+        pp.problem.objective, [cp.sum(pp.W, axis=1) == 1, *budgets, *pp.user_constraints]
+    )
+
+
 def _solve_at(
     pp: PrivacyProblem, eps: float, chain: list[str], warm: bool, solver_options: dict | None
 ) -> tuple[dict, dict | None]:
@@ -409,7 +423,7 @@ def _solve_at(
     # the repair step mixes in the least weight of a constant mechanism that meets level ε.
     # The distortion is then within (weight × max d) of D*(∞) ≤ D*(ε): optimal to that bound.
     kept = pp.problem
-    pp.problem = cp.Problem(kept.objective, [cp.sum(pp.W, axis=1) == 1, *pp.user_constraints])
+    pp.problem = _without_privacy_constraint(pp)
     try:
         info, answer = _run(
             pp, chain, warm, solver_options, lambda info: _accept(pp, info, eps, None)
@@ -516,6 +530,33 @@ def solve_problem(
     )
 
 
+def _independence_applies(pp) -> bool:
+    return (
+        not pp.prior.is_joint
+        and pp.notion.independent_at_zero(pp.neighbors)
+        and not pp.extra_distortions
+        and not pp.user_constraints
+    )
+
+
+def _independent_answer(pp):
+    """Level 0 on a single secret forces ``U ⊥ X``: the best constant output is optimal,
+    ``D*(0) = min_u Σ_y p(y) d(y,u)`` (spec §2.5; exact, no solver needed)."""
+    costs = pp.prior.input_probs @ pp.distortion.matrix
+    matrix = np.zeros(pp.distortion.shape)
+    matrix[:, int(np.argmin(costs))] = 1.0
+    info = {
+        "name": "closed form (independence at level 0)",
+        "status": cp.OPTIMAL,
+        "solve_time_s": 0.0,
+        "iterations": 0,
+        "tried": [],
+        "objective": float(costs.min()),
+        "matrix": matrix,
+    }
+    return _accept(pp, info, 0.0, None), info, None
+
+
 def _solve_epsilon_mode(pp, chain, warm, solver_options):
     eps = pp.epsilon
     least = pp.notion.min_level(pp.prior, pp.neighbors)
@@ -523,16 +564,9 @@ def _solve_epsilon_mode(pp, chain, warm, solver_options):
         raise InfeasibleError(
             f"no mechanism has {pp.notion.name} level {eps:.6g}", least, "epsilon"
         )
-    if math.isinf(eps) and math.isinf(pp.notion.max_level(pp.prior)):
-        # no privacy constraint at all: solve without it, then restore the program
-        kept = pp.problem
-        pp.problem = cp.Problem(kept.objective, [cp.sum(pp.W, axis=1) == 1, *pp.user_constraints])
-        try:
-            info, answer = _solve_at(pp, eps, chain, warm, solver_options)
-        finally:
-            pp.problem = kept
-    else:
-        info, answer = _solve_at(pp, max(eps, least), chain, warm, solver_options)
+    if eps == 0 and _independence_applies(pp):
+        return _independent_answer(pp)
+    info, answer = _solve_at(pp, max(eps, least), chain, warm, solver_options)
     if answer is None:
         raise InfeasibleError(
             f"the {pp.notion.name} program at ε = {eps:.6g} is infeasible (extra constraints?)",
@@ -590,6 +624,16 @@ def _line_search(pp, solve_at, tol):
         if ans_hi["distortion"] <= budget + slack:
             break
         if math.isfinite(top) and hi >= top:
+            # No mechanism is excluded at `top`, so D*(top) = least_d ≤ budget unless the
+            # user's constraints bind: an excess of solver noise only (budget ≈ least_d) is
+            # removed by mixing in the least-distortion mechanism, which qualifies at `top`.
+            if ans_hi.get("mechanism") is not None:
+                mixed, weight = _repair_distortion(pp, ans_hi["mechanism"].matrix, budget, slack)
+                if weight > 0:
+                    ans_mix = _accept(pp, dict(info_hi, matrix=mixed), hi, None)
+                    if ans_mix["verified"] and ans_mix["distortion"] <= budget + slack:
+                        ans_hi = ans_mix
+                        break
             raise InfeasibleError(
                 f"even the unconstrained optimum has distortion {ans_hi['distortion']:.9g} > "
                 f"{budget:.6g}",

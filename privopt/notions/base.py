@@ -123,6 +123,11 @@ class Notion:
         """The value the level Parameter takes for ε."""
         return float(np.exp(eps)) if self.parameter == "exp" else float(eps)
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        """True when "level ≤ 0" says exactly that ``p(u|x)`` is the same for every secret in
+        the support (then D*(0) = min_u E d(Y, u) for a single secret, spec §2.5)."""
+        return False
+
     def max_level(self, prior) -> float:
         """A level beyond which the constraint excludes no mechanism (``inf`` if none)."""
         return math.inf

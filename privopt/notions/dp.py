@@ -22,6 +22,9 @@ class DifferentialPrivacy(Notion):
     parameter = "exp"
     source = "Wang et al. Def. 3 (PD-DP)"
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        return neighbors is not None and neighbors.kind == "all"
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         return measures.dp_level(prior, mechanism, neighbors)
 

@@ -21,6 +21,9 @@ class InformationPrivacy(Notion):
     parameter = "exp"
     source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        return True
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         return measures.information_privacy_level(prior, mechanism)
 

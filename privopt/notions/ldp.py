@@ -21,6 +21,9 @@ class LocalDifferentialPrivacy(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 14"
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        return True
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         return measures.ldp_level(prior, mechanism)
 

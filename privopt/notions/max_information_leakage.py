@@ -24,6 +24,9 @@ class MaxInformationLeakage(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 4, Thm 2 (eq. 32)"
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        return True
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         return measures.max_information_leakage(prior, mechanism)
 

@@ -23,6 +23,9 @@ class MaximalLeakage(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 6 (Issa et al.)"
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        return True
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         return measures.maximal_leakage(prior, mechanism)
 

@@ -24,6 +24,9 @@ class MutualInformation(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 3, Thm 1; Wang et al. Def. 4"
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        return True
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         return measures.mutual_information(prior, mechanism)
 

@@ -19,6 +19,9 @@ class PointwiseMaximalLeakage(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 4, Thm 1"
 
+    def independent_at_zero(self, neighbors=None) -> bool:
+        return True
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         return measures.pml_level(prior, mechanism)
 
