@@ -289,6 +289,8 @@ def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
     if t > p:
         raise InputError(f"the bound needs m/n ≤ p, got m/n = {t}", "m")
     kl = t * np.log(t / p) + (1 - t) * np.log((1 - t) / (1 - p)) if t > 0 else -np.log(1 - p)
+    if kl <= 0.0:
+        return float("inf")  # at m/n = p the bound is vacuous
     return float(-np.log1p(-np.exp(-n * kl)))
 
 
