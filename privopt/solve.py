@@ -289,6 +289,7 @@ def _run(
     tried: list[str] = []
     last_error = ""
     unverified = None
+    inaccurate = None
     for name in chain:
         start = time.perf_counter()
         tried.append(name)
@@ -325,10 +326,19 @@ def _run(
         except VerificationError as exc:
             last_error = f"{name}: {exc}"
             continue
-        if answer["verified"]:
+        if answer["verified"] and answer.get("accurate", True):
             return info, answer
-        unverified = (info, answer)
-        last_error = f"{name}: answer failed verification"
+        if answer["verified"]:
+            # feasible but not certified optimal: keep the best such answer as a fallback
+            best = _final_objective(pp, inaccurate[1]) if inaccurate else math.inf
+            if _final_objective(pp, answer) < best:
+                inaccurate = (dict(info, status=cp.OPTIMAL_INACCURATE), answer)
+            last_error = f"{name}: answer not certified optimal"
+        else:
+            unverified = (info, answer)
+            last_error = f"{name}: answer failed verification"
+    if inaccurate is not None:
+        return inaccurate
     if unverified is not None:
         return unverified
     raise SolverError(
@@ -373,7 +383,8 @@ def _accept(pp: PrivacyProblem, info: dict, eps: float | None, budget: float | N
         "mechanism": Mechanism(matrix, pp.prior.input_labels, _output_labels(pp)),
         "level": level,
         "distortion": dist,
-        "verified": bool(ok and agree and cheap_repair),
+        "verified": bool(ok),  # the mechanism meets the request, re-measured
+        "accurate": bool(agree and cheap_repair),  # and its optimality is certified
         "repair_weight": weight,
         "repair_cost": final - raw,
         "objective": objective,
@@ -406,6 +417,13 @@ def _without_privacy_constraint(pp: PrivacyProblem) -> cp.Problem:
     return cp.Problem(
         pp.problem.objective, [cp.sum(pp.W, axis=1) == 1, *budgets, *pp.user_constraints]
     )
+
+
+def _final_objective(pp, answer: dict) -> float:
+    """The re-measured objective of an accepted answer (level or distortion)."""
+    if pp.mode == "max_distortion" and pp.notion.direct_level:
+        return answer["level"]
+    return answer["distortion"]
 
 
 def _solve_at(
@@ -503,6 +521,8 @@ def solve_problem(
             f"{requested}, solver objective {answer['objective']:.12g}"
         )
     status = _ACCEPTED.get(info["status"], "optimal")
+    if not answer.get("accurate", True):
+        status = "optimal_inaccurate"
     solver_info = {
         "name": info["name"],
         "solve_time_s": info["solve_time_s"],
@@ -869,7 +889,7 @@ def solve_with_algorithm(
     if mechanism is not None and _dense_size(request) <= 2**22:
         leakage = leakage_report(request.prior, mechanism.matrix, request.neighbors)
     return DesignResult(
-        status="optimal",
+        status="optimal" if answer.get("accurate", True) else "optimal_inaccurate",
         notion=request.notion.name,
         mode=request.mode,
         epsilon=answer["level"],

@@ -61,6 +61,8 @@ def _check_instance(prior, dist, notion, eps):
     assert level <= eps + 1e-9 * (1 + eps)
     assert res.epsilon == pytest.approx(level, abs=1e-12)
     assert res.distortion == pytest.approx(measures.expected_distortion(prior, W, dist), abs=1e-12)
+    if res.status == "optimal_inaccurate":
+        return  # feasible and re-measured, but not certified optimal: nothing to compare
     # an independent solver finds the same optimum
     notion_obj = po.get_notion(notion)
     try:
@@ -70,6 +72,8 @@ def _check_instance(prior, dist, notion, eps):
     except (po.SolverError, po.VerificationError):
         # The second solver may fail outright (ECOS does on some exp-cone instances) or fail
         # verification; both are explicit errors, which is the contract. Nothing to compare.
+        return
+    if other.status == "optimal_inaccurate":
         return
     tol = 1e-6 if notion_obj.convexity == "linear" else 2e-6
     assert other.distortion == pytest.approx(res.distortion, abs=tol * (1 + dist.max()))
