@@ -200,9 +200,11 @@ def identifiability_mechanism(prior: DatabasePrior, eps: float) -> Mechanism:
         raise InfeasibleError("E_i needs a full-support prior", float("inf"), "epsilon")
     p_y = identifiability_output_pmf(prior, eps)
     if p_y.min() < -1e-12:
-        raise InfeasibleError(
-            f"E_i does not exist at ε = {eps:.6g} < ε̃_X", epsilon_tilde_x(prior), "epsilon"
-        )
+        # near-uniform priors make P_ε^{-1} ill-conditioned (factor ((1+(2m−3)r)/(1−r))ⁿ), so
+        # p_Y just above ε̃_X can dip below −1e-12 by rounding alone: let ε̃_X decide
+        tilde = epsilon_tilde_x(prior)
+        if eps < tilde * (1 - 1e-12):
+            raise InfeasibleError(f"E_i does not exist at ε = {eps:.6g} < ε̃_X", tilde, "epsilon")
     p_y = np.clip(p_y, 0.0, None)
     kron = exponential_mechanism(eps, prior.m, prior.n).matrix
     w = kron * p_y[None, :] / p[:, None]
