@@ -47,16 +47,16 @@ def _as_distortion(distortion, prior) -> Distortion:
     if isinstance(distortion, Distortion):
         d = distortion
     elif isinstance(distortion, str):
-        if distortion != "hamming":
+        if distortion == "hamming" and prior.is_database:
+            d = Distortion.database_hamming(prior.m, prior.n)
+        elif distortion in ("hamming", "absolute", "squared"):
+            d = getattr(Distortion, distortion)(prior.n_inputs)
+        else:
             raise InputError(
-                f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or 'hamming'",
+                f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or one of "
+                "'hamming', 'absolute', 'squared'",
                 "distortion",
             )
-        d = (
-            Distortion.database_hamming(prior.m, prior.n)
-            if prior.is_database
-            else Distortion.hamming(prior.n_inputs)
-        )
     else:
         d = Distortion.from_matrix(distortion)
     if d.n_inputs != prior.n_inputs:

@@ -635,6 +635,17 @@ def _line_search(pp, solve_at, tol):
             raise SolverError(f"the {pp.notion.name} program is infeasible at ε = {eps:.6g}")
         return info, answer
 
+    if math.isinf(top) and budget <= least_d + slack:
+        # only the least-distortion mechanisms meet the budget: is one of them of finite level?
+        exact = np.zeros(pp.distortion.shape)
+        exact[np.arange(exact.shape[0]), pp.distortion.matrix.argmin(axis=1)] = 1.0
+        if math.isinf(_measure(pp, exact)[0]):
+            raise InfeasibleError(
+                f"E[d] ≤ {budget:.6g} = D*(∞) is met only by mechanisms of unbounded "
+                f"{pp.notion.name} level; at every finite level D*(ε) > {least_d:.9g}",
+                None,
+                "epsilon",
+            )
     info, answer = at(lo)
     if answer["distortion"] <= budget + slack:
         return answer, info, {"bracket": [lo, lo], "solves": solves, "tolerance": tol}
