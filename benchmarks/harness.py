@@ -24,6 +24,8 @@ from benchmarks import baselines
 from privopt import closed_forms
 
 SIZES = ("smoke", "quick", "full")
+#: Fast paths for the linear notions, tried where they apply.
+FAST_LP = ("sparse_lp", "symmetric")
 
 
 @dataclass
@@ -57,6 +59,15 @@ def _peak_mb() -> float:
     except OSError:
         pass
     return float("nan")
+
+
+def _applies(name: str, prior, dist, notion: str, mode: str) -> bool:
+    """Whether the fast path ``name`` is registered and applies to this instance."""
+    algorithm = po.algorithms.ALGORITHMS.get(name)
+    if algorithm is None or notion not in algorithm.notions:
+        return False
+    neighbors = po.hamming_neighbors(prior.m, prior.n) if prior.is_database else None
+    return bool(algorithm.applies(prior, dist, notion, mode, neighbors=neighbors))
 
 
 def _privopt(prior, dist, notion, solver=None, **request) -> Callable[[], tuple[float, dict]]:
@@ -97,8 +108,8 @@ def database_cases(size: str) -> list[Case]:
             p = prior.probs
             dist = po.Distortion.database_hamming(2, n)
             methods = {"privopt-cvxpy-HIGHS": _privopt(prior, dist, "dp", "HIGHS", epsilon=eps)}
-            for name in ("highs", "symmetric"):
-                if name in po.algorithms.ALGORITHMS:
+            for name in FAST_LP:
+                if _applies(name, prior, dist, "dp", "epsilon"):
                     methods[f"privopt-{name}"] = _privopt(prior, dist, "dp", name, epsilon=eps)
             ref = closed_forms.h(eps, 2, n) if kind == "uniform" else None
             cases.append(
@@ -121,8 +132,8 @@ def database_cases(size: str) -> list[Case]:
                         prior, dist, "identifiability", "HIGHS", epsilon=eps
                     )
                 }
-                for name in ("highs", "symmetric"):
-                    if name in po.algorithms.ALGORITHMS:
+                for name in FAST_LP:
+                    if _applies(name, prior, dist, "identifiability", "epsilon"):
                         methods_i[f"privopt-{name}"] = _privopt(
                             prior, dist, "identifiability", name, epsilon=eps
                         )
@@ -153,7 +164,7 @@ def database_cases(size: str) -> list[Case]:
                     )
                 }
                 for name in ("blahut_arimoto", "symmetric"):
-                    if name in po.algorithms.ALGORITHMS:
+                    if _applies(name, prior, dist, "mutual_information", "max_distortion"):
                         methods_m[f"privopt-{name}"] = _privopt(
                             prior, dist, "mutual_information", name, max_distortion=budget
                         )
@@ -191,8 +202,9 @@ def single_cases(size: str) -> list[Case]:
         prior, dist = po.Prior(p), po.Distortion.from_matrix(d)
         for notion in ("pml", "ldp", "information_privacy", "maximal_leakage"):
             methods = {"privopt-cvxpy": _privopt(prior, dist, notion, None, epsilon=eps)}
-            if "highs" in po.algorithms.ALGORITHMS:
-                methods["privopt-highs"] = _privopt(prior, dist, notion, "highs", epsilon=eps)
+            for name in FAST_LP:
+                if _applies(name, prior, dist, notion, "epsilon"):
+                    methods[f"privopt-{name}"] = _privopt(prior, dist, notion, name, epsilon=eps)
             cases.append(
                 Case(
                     "single",
@@ -215,7 +227,7 @@ def single_cases(size: str) -> list[Case]:
                 prior, dist, "mutual_information", None, max_distortion=budget
             )
         }
-        if "blahut_arimoto" in po.algorithms.ALGORITHMS:
+        if _applies("blahut_arimoto", prior, dist, "mutual_information", "max_distortion"):
             methods["privopt-blahut_arimoto"] = _privopt(
                 prior, dist, "mutual_information", "blahut_arimoto", max_distortion=budget
             )

@@ -637,9 +637,16 @@ def _line_search(pp, solve_at, tol):
 
     if math.isinf(top) and budget <= least_d + slack:
         # only the least-distortion mechanisms meet the budget: is one of them of finite level?
-        exact = np.zeros(pp.distortion.shape)
-        exact[np.arange(exact.shape[0]), pp.distortion.matrix.argmin(axis=1)] = 1.0
-        if math.isinf(_measure(pp, exact)[0]):
+        # That is decided by the argmin mechanism only when it is the unique one, i.e. every
+        # input of positive mass has a single least-distortion output; with ties another
+        # choice may have a finite level (e.g. a shared output for every input), which the
+        # search below finds.
+        d = pp.distortion.matrix
+        exact = np.zeros(d.shape)
+        exact[np.arange(d.shape[0]), d.argmin(axis=1)] = 1.0
+        used = d[pp.prior.input_probs > 0]
+        unique = ((used == used.min(axis=1, keepdims=True)).sum(axis=1) == 1).all()
+        if unique and math.isinf(_measure(pp, exact)[0]):
             raise InfeasibleError(
                 f"E[d] ≤ {budget:.6g} = D*(∞) is met only by mechanisms of unbounded "
                 f"{pp.notion.name} level; at every finite level D*(ε) > {least_d:.9g}",

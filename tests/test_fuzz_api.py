@@ -94,7 +94,13 @@ def test_fuzz_design_budget_mode(instance, fraction):
     least = float(prior @ dist.min(axis=1))
     worst = float((prior @ dist).min())  # best constant output
     budget = least + fraction * max(worst - least, 0.0)
-    res = po.design(prior, dist, notion, max_distortion=budget)
+    try:
+        res = po.design(prior, dist, notion, max_distortion=budget)
+    except po.InfeasibleError:
+        # only a budget of D*(∞) for a notion whose least-distortion mechanisms all have an
+        # unbounded level (dp: the identity) may be refused
+        assert notion == "dp" and budget <= least + 1e-12
+        return
     assert res.verified
     assert res.distortion <= budget + 1e-7 * (1 + budget)
     level = po.get_notion(notion).measure(po.Prior(prior), res.mechanism.matrix)
