@@ -457,6 +457,32 @@ def _solve_at(
     return info, answer
 
 
+def _infeasible_result(pp, requested: dict, exc: InfeasibleError) -> DesignResult:
+    """The result of an infeasible request when the caller asked not to raise."""
+    return DesignResult(
+        status="infeasible",
+        notion=pp.notion.name,
+        mode=pp.mode,
+        epsilon=None,
+        distortion=None,
+        mechanism=None,
+        requested=requested,
+        least_achievable=exc.least_achievable,
+        message=str(exc),
+        extra={"quantity": exc.quantity},
+    )
+
+
+def _require_verified(pp, name: str, answer: dict, requested: dict) -> None:
+    """Raise :class:`VerificationError` unless the answer meets the request, re-measured."""
+    if not answer["verified"]:
+        raise VerificationError(
+            f"{name} answer failed verification: {pp.notion.name} level "
+            f"{answer['level']:.12g}, distortion {answer['distortion']:.12g}, requested "
+            f"{requested}, solver objective {answer['objective']:.12g}"
+        )
+
+
 def solve_problem(
     pp: PrivacyProblem,
     solver: str | Sequence[str] | None = None,
@@ -502,24 +528,8 @@ def solve_problem(
     except InfeasibleError as exc:
         if raise_on_infeasible:
             raise
-        return DesignResult(
-            status="infeasible",
-            notion=pp.notion.name,
-            mode=pp.mode,
-            epsilon=None,
-            distortion=None,
-            mechanism=None,
-            requested=requested,
-            least_achievable=exc.least_achievable,
-            message=str(exc),
-            extra={"quantity": exc.quantity},
-        )
-    if not answer["verified"]:
-        raise VerificationError(
-            f"{info['name']} answer failed verification: {pp.notion.name} level "
-            f"{answer['level']:.12g}, distortion {answer['distortion']:.12g}, requested "
-            f"{requested}, solver objective {answer['objective']:.12g}"
-        )
+        return _infeasible_result(pp, requested, exc)
+    _require_verified(pp, info["name"], answer, requested)
     status = _ACCEPTED.get(info["status"], "optimal")
     if not answer.get("accurate", True):
         status = "optimal_inaccurate"
@@ -884,24 +894,8 @@ def solve_with_algorithm(
     except InfeasibleError as exc:
         if raise_on_infeasible:
             raise
-        return DesignResult(
-            status="infeasible",
-            notion=request.notion.name,
-            mode=request.mode,
-            epsilon=None,
-            distortion=None,
-            mechanism=None,
-            requested=requested,
-            least_achievable=exc.least_achievable,
-            message=str(exc),
-            extra={"quantity": exc.quantity},
-        )
-    if not answer["verified"]:
-        raise VerificationError(
-            f"{algorithm.name} answer failed verification: {request.notion.name} level "
-            f"{answer['level']:.12g}, distortion {answer['distortion']:.12g}, requested "
-            f"{requested}, objective {answer['objective']:.12g}"
-        )
+        return _infeasible_result(request, requested, exc)
+    _require_verified(request, algorithm.name, answer, requested)
     mechanism = answer["mechanism"]
     leakage = {}
     if mechanism is not None and _dense_size(request) <= 2**22:
