@@ -8,6 +8,7 @@ This package may import :mod:`privopt.model`, :mod:`privopt.measures` and
 :mod:`privopt.closed_forms`, never the builder or the solver layer.
 """
 
+from privopt.algorithms import symmetric  # noqa: F401  (registers "symmetric")
 from privopt.algorithms.base import ALGORITHMS, Algorithm, AlgorithmResult, register
 
 __all__ = ["ALGORITHMS", "Algorithm", "AlgorithmResult", "register"]
