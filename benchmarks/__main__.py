@@ -12,7 +12,7 @@ from benchmarks.harness import SIZES, run
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--size", choices=SIZES, default="quick")
-    parser.add_argument("--families", default="hamming-db,single")
+    parser.add_argument("--families", default="hamming-db,single,targets,curves")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default results/)")
     args = parser.parse_args(argv)
     rows, paths = run(args.size, tuple(args.families.split(",")), args.out)

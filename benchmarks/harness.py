@@ -25,7 +25,7 @@ from privopt import closed_forms
 
 SIZES = ("smoke", "quick", "full")
 #: Fast paths for the linear notions, tried where they apply.
-FAST_LP = ("sparse_lp", "symmetric")
+FAST_LP = ("highs", "symmetric")
 
 
 @dataclass
@@ -257,6 +257,126 @@ def single_cases(size: str) -> list[Case]:
     return cases
 
 
+def target_cases(size: str) -> list[Case]:
+    """The issue's headline targets that no baseline can reach: n = 30 exchangeable databases,
+    an arbitrary prior at n = 10, mutual information at k = 1,000."""
+    if size == "smoke":
+        return []
+    cases = []
+    n_big = 30 if size == "full" else 16
+    for rp in ([0.5, 0.5], [0.7, 0.3]):
+        prior = po.DatabasePrior(2, n_big, row_probs=rp)
+        dist = po.Distortion.database_hamming(2, n_big)
+        for notion in ("dp", "identifiability"):
+            ref = closed_forms.h(1.0, 2, n_big)
+            cases.append(
+                Case(
+                    "targets",
+                    notion,
+                    2**n_big,
+                    f"m=2 n={n_big} iid {rp[0]}",
+                    None,
+                    {"privopt-symmetric": _privopt(prior, dist, notion, "symmetric", epsilon=1.0)},
+                    ref,
+                    "h(eps) [Wang et al. Thm 1]",
+                )
+            )
+        budget = closed_forms.h(closed_forms.epsilon_tilde_x(prior), 2, n_big) / 2
+        cases.append(
+            Case(
+                "targets",
+                "mutual_information",
+                2**n_big,
+                f"m=2 n={n_big} iid {rp[0]}",
+                None,
+                {
+                    "privopt-symmetric": _privopt(
+                        prior, dist, "mutual_information", "symmetric", max_distortion=budget
+                    )
+                },
+                closed_forms.pdmip_value(prior, budget),
+                "PD-MIP closed form [Wang et al. Thm 2]",
+            )
+        )
+    if size == "full":
+        rng = np.random.default_rng(10)
+        w = rng.uniform(0.5, 1.5, 2**10)
+        prior = po.DatabasePrior(2, 10, probs=w / w.sum())
+        dist = po.Distortion.database_hamming(2, 10)
+        cases.append(
+            Case(
+                "targets",
+                "dp",
+                2**10,
+                "m=2 n=10 arbitrary",
+                None,
+                {"privopt-highs": _privopt(prior, dist, "dp", "highs", epsilon=1.0)},
+            )
+        )
+    k = 1000 if size == "full" else 300
+    rng = np.random.default_rng(k)
+    w = rng.uniform(0.2, 1.0, k)
+    p = w / w.sum()
+    d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    budget = 0.25 * float(p @ np.abs(np.arange(k) - np.median(np.arange(k))))
+    cases.append(
+        Case(
+            "targets",
+            "mutual_information",
+            k,
+            f"k={k}",
+            None,
+            {
+                "privopt-blahut_arimoto": _privopt(
+                    po.Prior(p),
+                    po.Distortion.from_matrix(d),
+                    "mutual_information",
+                    "blahut_arimoto",
+                    max_distortion=budget,
+                )
+            },
+        )
+    )
+    return cases
+
+
+def curve_cases(size: str) -> list[dict]:
+    """A 50-point privacy–distortion curve against one solve of the same problem."""
+    if size == "smoke":
+        return []
+    out = []
+    n = 6
+    prior = po.DatabasePrior(2, n, row_probs=[0.6, 0.4])
+    rng = np.random.default_rng(3)
+    w = rng.uniform(0.2, 1.0, 30)
+    single = po.Prior(w / w.sum())
+    d30 = np.abs(np.subtract.outer(np.arange(30), np.arange(30))).astype(float)
+    for label, pr, dist, notion in (
+        (f"m=2 n={n} iid, dp", prior, "hamming", "dp"),
+        ("k=30, pml", single, d30, "pml"),
+        ("k=30, mutual_information", single, d30, "mutual_information"),
+    ):
+        eps = np.linspace(0.05, 3.0, 50)
+        gc.collect()
+        t0 = time.perf_counter()
+        po.design(pr, dist, notion, epsilon=1.0)
+        one = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        curve = po.sweep(pr, dist, notion, epsilons=eps)
+        many = time.perf_counter() - t0
+        ok = sum(r["status"].startswith("optimal") for r in curve.records)
+        out.append(
+            {
+                "curve": label,
+                "one_solve_s": one,
+                "curve_50_s": many,
+                "ratio": many / one,
+                "points_optimal": ok,
+            }
+        )
+    return out
+
+
 def _measure(run: Callable[[], tuple[float, dict]]) -> tuple[float, dict]:
     gc.collect()
     has_peak = _reset_peak()
@@ -414,6 +534,23 @@ def run(
         cases += database_cases(size)
     if "single" in families:
         cases += single_cases(size)
+    if "targets" in families:
+        cases += target_cases(size)
     rows = run_cases(cases, log)
     out_dir = out_dir or Path(__file__).parent / "results"
-    return rows, write_outputs(rows, out_dir, size)
+    paths = write_outputs(rows, out_dir, size)
+    if "curves" in families:
+        curves = curve_cases(size)
+        for c in curves:
+            log(
+                f"curve {c['curve']:28s} one solve {c['one_solve_s']:.3f}s, 50 points "
+                f"{c['curve_50_s']:.3f}s, ratio {c['ratio']:.1f}, optimal {c['points_optimal']}/50"
+            )
+        if curves:
+            path = out_dir / f"{size}-curves.csv"
+            with path.open("w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=list(curves[0]))
+                writer.writeheader()
+                writer.writerows(curves)
+            paths["curves"] = path
+    return rows, paths

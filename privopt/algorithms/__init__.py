@@ -8,7 +8,11 @@ This package may import :mod:`privopt.model`, :mod:`privopt.measures` and
 :mod:`privopt.closed_forms`, never the builder or the solver layer.
 """
 
-from privopt.algorithms import symmetric  # noqa: F401  (registers "symmetric")
+from privopt.algorithms import (  # noqa: F401  (importing a module registers its algorithms)
+    blahut_arimoto,
+    sparse_lp,
+    symmetric,
+)
 from privopt.algorithms.base import ALGORITHMS, Algorithm, AlgorithmResult, register
 
 __all__ = ["ALGORITHMS", "Algorithm", "AlgorithmResult", "register"]
