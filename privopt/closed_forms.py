@@ -240,8 +240,12 @@ def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
             "bound (pass strict=False)",
             "max_distortion",
         )
-    p = prior.probs
-    hx = float(stats.entropy(p[p > 0]))
+    if prior.is_iid:  # H(X) = n H(row) for i.i.d. rows: nothing enumerated
+        q = prior.row_probs
+        hx = n * float(stats.entropy(q[q > 0]))
+    else:
+        p = prior.probs
+        hx = float(stats.entropy(p[p > 0]))
     return hx - n * binary_entropy(D / n) - D * np.log(m - 1)
 
 
