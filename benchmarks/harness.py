@@ -107,8 +107,12 @@ def database_cases(size: str) -> list[Case]:
                 prior = po.DatabasePrior(2, n, probs=w / w.sum())
             p = prior.probs
             dist = po.Distortion.database_hamming(2, n)
-            methods = {"privopt-cvxpy-HIGHS": _privopt(prior, dist, "dp", "HIGHS", epsilon=eps)}
+            methods = {}
+            if n <= 7:  # privopt's own cvxpy program (default solver chain)
+                methods["privopt-cvxpy"] = _privopt(prior, dist, "dp", None, epsilon=eps)
             for name in FAST_LP:
+                if name == "highs" and n >= 8 and kind != "uniform":
+                    continue  # the generic sparse LP takes minutes there (see README)
                 if _applies(name, prior, dist, "dp", "epsilon"):
                     methods[f"privopt-{name}"] = _privopt(prior, dist, "dp", name, epsilon=eps)
             ref = closed_forms.h(eps, 2, n) if kind == "uniform" else None
@@ -127,12 +131,14 @@ def database_cases(size: str) -> list[Case]:
                 )
             )
             if kind != "arbitrary":
-                methods_i = {
-                    "privopt-cvxpy-HIGHS": _privopt(
-                        prior, dist, "identifiability", "HIGHS", epsilon=eps
+                methods_i = {}
+                if n <= 7:
+                    methods_i["privopt-cvxpy"] = _privopt(
+                        prior, dist, "identifiability", None, epsilon=eps
                     )
-                }
                 for name in FAST_LP:
+                    if name == "highs" and n >= 8 and kind != "uniform":
+                        continue
                     if _applies(name, prior, dist, "identifiability", "epsilon"):
                         methods_i[f"privopt-{name}"] = _privopt(
                             prior, dist, "identifiability", name, epsilon=eps
@@ -216,7 +222,7 @@ def single_cases(size: str) -> list[Case]:
                             notion, p, d, eps
                         )
                     )
-                    if k <= 60
+                    if k <= 30
                     else None,
                     methods,
                 )
@@ -257,7 +263,7 @@ def single_cases(size: str) -> list[Case]:
     return cases
 
 
-def target_cases(size: str) -> list[Case]:
+def target_cases(size: str, n10: bool = False) -> list[Case]:
     """The issue's headline targets that no baseline can reach: n = 30 exchangeable databases,
     an arbitrary prior at n = 10, mutual information at k = 1,000."""
     if size == "smoke":
@@ -298,7 +304,7 @@ def target_cases(size: str) -> list[Case]:
                 "PD-MIP closed form [Wang et al. Thm 2]",
             )
         )
-    if size == "full":
+    if size == "full" and n10:
         rng = np.random.default_rng(10)
         w = rng.uniform(0.5, 1.5, 2**10)
         prior = po.DatabasePrior(2, 10, probs=w / w.sum())
