@@ -868,7 +868,7 @@ def solve(
     build = time.perf_counter() - t0
     chosen = _choose_method(lp, False) if method == "auto" else method
     run = _run_highs(lp, chosen, tol, options, warm_start)
-    if run["status"] == "failed" and chosen == "ipm" and not options.get("crossover"):
+    if run["highs_status"] == "Unknown" and chosen == "ipm" and not options.get("crossover"):
         # IPX without crossover may stop at "Unknown" on degenerate LPs (e.g. ε = 0): retry
         # with crossover, which certifies a vertex
         run = _run_highs(lp, chosen, tol, dict(options, crossover=True), warm_start)
