@@ -10,6 +10,7 @@ A result is ``verified`` only when its re-measured level and distortion meet the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -22,7 +23,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.algorithms import ALGORITHMS, Algorithm
-from privopt.builder import DesignRequest, PrivacyProblem, build_problem, prepare_request
+from privopt.builder import DesignRequest, PrivacyProblem, prepare_request
 from privopt.errors import InfeasibleError, InputError, SolverError, VerificationError
 from privopt.model import Mechanism
 from privopt.notions import STANDARD_NOTIONS, get_notion
@@ -1001,7 +1002,7 @@ def sweep(
     if not points:
         raise InputError("no points to sweep", "sweep")
     first = {"epsilon": points[0]} if mode == "epsilon" else {"max_distortion": points[0]}
-    pp = build_problem(
+    request = prepare_request(
         prior,
         distortion,
         notion,
@@ -1010,20 +1011,33 @@ def sweep(
         observe_secret=observe_secret,
         **first,
     )
+    algorithm = pick_algorithm(request, solver)
+    if algorithm is None:
+        pp = PrivacyProblem.from_request(request)  # built once, re-solved through its Parameter
+
+        def solve_point(value: float) -> DesignResult:
+            if mode == "epsilon":
+                pp.set_epsilon(value)
+            else:
+                pp.set_max_distortion(value)
+            return solve_problem(
+                pp, solver, tol=tol, raise_on_infeasible=False, warm_start=bool(results)
+            )
+    else:  # a fast path applies (e.g. databases too large for a dense program)
+
+        def solve_point(value: float) -> DesignResult:
+            point = dataclasses.replace(request, **{mode: value})
+            return solve_with_algorithm(point, algorithm, tol=tol, raise_on_infeasible=False)
+
     records, results = [], []
     iterator = progress(points) if progress is not None else points
     for value in iterator:
-        record = {"notion": pp.notion.name, f"requested_{mode}": value}
+        record = {"notion": request.notion.name, f"requested_{mode}": value}
         try:
             if mode == "epsilon":
                 if value < 0 or math.isnan(value):
                     raise InputError(f"must be ≥ 0, got {value}", "epsilon")
-                pp.set_epsilon(value)
-            else:
-                pp.set_max_distortion(value)
-            result = solve_problem(
-                pp, solver, tol=tol, raise_on_infeasible=False, warm_start=bool(results)
-            )
+            result = solve_point(value)
         except (SolverError, VerificationError, InputError) as exc:
             record.update(
                 epsilon=None, distortion=None, status="error", verified=False, message=str(exc)
@@ -1043,4 +1057,4 @@ def sweep(
             record["message"] = result.message
         records.append(record)
         results.append(result)
-    return Curve(pp.notion.name, mode, records, results)
+    return Curve(request.notion.name, mode, records, results)
