@@ -534,3 +534,15 @@ def test_large_n(n):
     budget = cf.h(1.0, 2, n)
     res = solve_symmetric(prior, dist, "mutual_information", max_distortion=budget)
     assert res.objective == pytest.approx(_slb([0.5, 0.5], n, budget), rel=1e-12)
+
+
+def test_sweep_goes_through_the_fast_path_at_n30():
+    """A curve on 2^30 databases: sweep picks the symmetric fast path ([004] Thm 1 oracle)."""
+    import privopt as po
+
+    prior = po.DatabasePrior(2, 30, row_probs=[0.7, 0.3])
+    curve = po.sweep(prior, "hamming", "dp", epsilons=[1.0, 2.0])
+    assert [r["status"] for r in curve.records] == ["optimal", "optimal"]
+    for r in curve.records:
+        # ε ≥ ε̃_X = ln(0.7/0.3): D*_DP = h(ε) for i.i.d. priors (module docstring)
+        assert r["distortion"] == pytest.approx(cf.h(r["requested_epsilon"], 2, 30), abs=1e-9)
