@@ -351,56 +351,20 @@ def cmd_solve(args) -> int:
 
 def _run_sweep(spec: ProblemSpec, notion: str, mode: str, points: list[float], solver):
     from privopt.notions import get_notion
-    from privopt.solve import Curve, design, sweep
+    from privopt.solve import sweep
 
-    kwargs = spec.design_kwargs(notion)
-    progress = _progress(get_notion(notion).name)
+    key = "epsilons" if mode == "epsilon" else "max_distortions"
     with _about(spec.path):
-        if not spec.extra_distortions:
-            key = "epsilons" if mode == "epsilon" else "max_distortions"
-            return sweep(
-                spec.prior,
-                spec.distortion,
-                notion,
-                solver=solver or spec.solver,
-                progress=progress,
-                **{key: points},
-                **kwargs,
-            )
-        # sweep() takes no extra budgets: solve point by point (same records as sweep)
-        records, results = [], []
-        for value in progress(points) if progress else points:
-            record = {"notion": get_notion(notion).name, f"requested_{mode}": value}
-            try:
-                res = design(
-                    spec.prior,
-                    spec.distortion,
-                    notion,
-                    solver=solver or spec.solver,
-                    extra_distortions=spec.extra_distortions,
-                    raise_on_infeasible=False,
-                    **{mode: value},
-                    **kwargs,
-                )
-            except PrivoptError as exc:
-                if isinstance(exc, InputError) and not records:
-                    raise
-                record.update(epsilon=None, distortion=None, status="error", message=str(exc))
-                records.append(record)
-                results.append(None)
-                continue
-            record.update(
-                epsilon=res.epsilon,
-                distortion=res.distortion,
-                status=res.status,
-                verified=res.verified,
-                solve_time_s=res.solver.get("solve_time_s"),
-            )
-            if res.status == "infeasible":
-                record.update(least_achievable=res.least_achievable, message=res.message)
-            records.append(record)
-            results.append(res)
-        return Curve(get_notion(notion).name, mode, records, results)
+        return sweep(
+            spec.prior,
+            spec.distortion,
+            notion,
+            solver=solver or spec.solver,
+            progress=_progress(get_notion(notion).name),
+            extra_distortions=spec.extra_distortions,
+            **{key: points},
+            **spec.design_kwargs(notion),
+        )
 
 
 CURVE_COLUMNS = (

@@ -983,6 +983,7 @@ def sweep(
     tol: float = 1e-7,
     priors: Sequence | None = None,
     observe_secret: bool = False,
+    extra_distortions: Sequence[tuple] = (),
     progress=None,
 ) -> Curve:
     """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
@@ -1009,6 +1010,7 @@ def sweep(
         neighbors=neighbors,
         priors=priors,
         observe_secret=observe_secret,
+        extra_distortions=extra_distortions,
         **first,
     )
     algorithm = pick_algorithm(request, solver)
