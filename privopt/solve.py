@@ -89,6 +89,9 @@ class DesignResult:
         For infeasible requests: the least achievable level or distortion.
     line_search : dict or None
         Bracket, iterations and tolerance of the ε line search.
+    warm_state : object or None
+        What a later solve of the same instance by the same fast path can start from (an
+        output pmf and slope, a simplex basis); not serialised.
     """
 
     status: str
@@ -106,6 +109,7 @@ class DesignResult:
     line_search: dict | None = None
     objective: float | None = None
     extra: dict = field(default_factory=dict)
+    warm_state: Any = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """The JSON object of spec/problem-format.md (``privopt solve --json``)."""
@@ -767,16 +771,18 @@ def design(
 
 # --- fast paths ----------------------------------------------------------------------------
 #: Instances with at least this many mechanism entries go to a fast path automatically.
-AUTO_FASTPATH_ENTRIES = 4096
-
-
 def _dense_size(request: DesignRequest) -> float:
     return float(request.prior.n_inputs) * float(request.distortion.n_outputs)
 
 
-def pick_algorithm(request: DesignRequest, solver) -> Algorithm | None:
-    """The fast path to use: the one named by ``solver``, or (``solver=None``) the applicable
-    one of highest priority for instances of at least :data:`AUTO_FASTPATH_ENTRIES` entries."""
+def pick_algorithm(request: DesignRequest, solver, *, sweep: bool = False) -> Algorithm | None:
+    """The fast path to use.
+
+    The one named by ``solver``; or, with ``solver=None``, the applicable one of highest
+    priority among those whose :attr:`~privopt.algorithms.Algorithm.auto` rule picks this
+    instance (for a design, or for a ``sweep``, where warm starts change the balance).
+    ``None``: use the cvxpy program.
+    """
     notion = request.notion.name
     plain = not request.extra_distortions and not request.options.get("priors")
     if isinstance(solver, str) and solver in ALGORITHMS:
@@ -794,13 +800,15 @@ def pick_algorithm(request: DesignRequest, solver) -> Algorithm | None:
                 "solver.name",
             )
         return algorithm
-    if solver is not None or not plain or _dense_size(request) < AUTO_FASTPATH_ENTRIES:
+    if solver is not None or not plain:
         return None
+    size = _dense_size(request)
     usable = [
         a
         for a in ALGORITHMS.values()
         if notion in a.notions
         and a.priority > 0
+        and a.auto(notion, size, sweep)
         and a.applies(
             request.prior, request.distortion, notion, request.mode, neighbors=request.neighbors
         )
@@ -808,7 +816,7 @@ def pick_algorithm(request: DesignRequest, solver) -> Algorithm | None:
     return max(usable, key=lambda a: a.priority) if usable else None
 
 
-def _run_algorithm(request: DesignRequest, algorithm: Algorithm, eps, budget, tol):
+def _run_algorithm(request: DesignRequest, algorithm: Algorithm, eps, budget, tol, warm=None):
     start = time.perf_counter()
     result = algorithm.solve(
         request.prior,
@@ -818,6 +826,7 @@ def _run_algorithm(request: DesignRequest, algorithm: Algorithm, eps, budget, to
         max_distortion=budget,
         neighbors=request.neighbors,
         tol=tol,
+        warm_start=warm if algorithm.warm_starts else None,
     )
     info = {
         "name": algorithm.name,
@@ -827,6 +836,7 @@ def _run_algorithm(request: DesignRequest, algorithm: Algorithm, eps, budget, to
         "tried": [algorithm.name],
         "objective": float(result.objective),
         "certificate": result.certificate,
+        "warm_state": result if result.status == "optimal" else None,
     }
     if result.status == "infeasible":
         info["least_achievable"] = result.info.get("least_achievable")
@@ -863,14 +873,30 @@ def solve_with_algorithm(
     *,
     tol: float = 1e-7,
     raise_on_infeasible: bool = True,
+    warm_start=None,
 ) -> DesignResult:
-    """Solve with a fast path of :mod:`privopt.algorithms`, verified like any other answer."""
+    """Solve with a fast path of :mod:`privopt.algorithms`, verified like any other answer.
+
+    ``warm_start`` is a previous :class:`DesignResult` of the same algorithm on the same
+    instance (its ``warm_state``), or ``None``. A line search warm-starts each bisection step
+    from the previous one.
+    """
     requested = (
         {"epsilon": request.epsilon}
         if request.mode == "epsilon"
         else {"max_distortion": request.max_distortion}
     )
     algo_tol = min(tol, 1e-9)
+    if isinstance(warm_start, DesignResult):
+        warm_start = warm_start.warm_state
+    state = {"warm": warm_start}
+
+    def run(eps, budget):
+        info, answer = _run_algorithm(request, algorithm, eps, budget, algo_tol, state["warm"])
+        if info.get("warm_state") is not None:
+            state["warm"] = info["warm_state"]
+        return info, answer
+
     try:
         if request.mode == "epsilon":
             least = request.notion.min_level(request.prior, request.neighbors)
@@ -880,19 +906,13 @@ def solve_with_algorithm(
                     least,
                     "epsilon",
                 )
-            info, answer = _run_algorithm(request, algorithm, request.epsilon, None, algo_tol)
+            info, answer = run(request.epsilon, None)
             search = None
         elif request.notion.direct_level:
-            info, answer = _run_algorithm(
-                request, algorithm, None, request.max_distortion, algo_tol
-            )
+            info, answer = run(None, request.max_distortion)
             search = None
         else:
-            answer, info, search = _line_search(
-                request,
-                lambda eps: _run_algorithm(request, algorithm, eps, None, algo_tol),
-                tol,
-            )
+            answer, info, search = _line_search(request, lambda eps: run(eps, None), tol)
         if answer is None:
             raise InfeasibleError(
                 f"{algorithm.name}: the request is infeasible",
@@ -936,6 +956,7 @@ def solve_with_algorithm(
         extra={"structured_mechanism": answer.get("structured")}
         if answer.get("structured") is not None
         else {},
+        warm_state=info.get("warm_state"),
     )
 
 
@@ -988,8 +1009,12 @@ def sweep(
 ) -> Curve:
     """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
 
-    The program is built once and re-solved through its Parameter (DPP: no recompilation).
-    A point that fails is recorded with its status and message, never silently.
+    Where a fast path that warm-starts applies (Blahut–Arimoto for mutual information, the
+    symmetric reduction, the HiGHS simplex for the single-alphabet LPs), each point starts
+    from the previous one's answer; otherwise the cvxpy program is built once and re-solved
+    through its Parameter (DPP: no recompilation). Every point is verified like a
+    :func:`design` answer; a point that fails is recorded with its status and message,
+    never silently. Sort the points (ascending or descending) for the best warm starts.
 
     Parameters
     ----------
@@ -1013,7 +1038,7 @@ def sweep(
         extra_distortions=extra_distortions,
         **first,
     )
-    algorithm = pick_algorithm(request, solver)
+    algorithm = pick_algorithm(request, solver, sweep=True)
     if algorithm is None:
         pp = PrivacyProblem.from_request(request)  # built once, re-solved through its Parameter
 
@@ -1025,11 +1050,14 @@ def sweep(
             return solve_problem(
                 pp, solver, tol=tol, raise_on_infeasible=False, warm_start=bool(results)
             )
-    else:  # a fast path applies (e.g. databases too large for a dense program)
+    else:  # a fast path applies: each point warm-starts from the last one solved
 
         def solve_point(value: float) -> DesignResult:
             point = dataclasses.replace(request, **{mode: value})
-            return solve_with_algorithm(point, algorithm, tol=tol, raise_on_infeasible=False)
+            warm = next((r for r in reversed(results) if r and r.warm_state is not None), None)
+            return solve_with_algorithm(
+                point, algorithm, tol=tol, raise_on_infeasible=False, warm_start=warm
+            )
 
     records, results = [], []
     iterator = progress(points) if progress is not None else points

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Algorithm", "AlgorithmResult", "ALGORITHMS", "register"]
+__all__ = ["Algorithm", "AlgorithmResult", "ALGORITHMS", "register", "large_instances", "always"]
 
 
 @dataclass
@@ -66,6 +66,14 @@ class Algorithm:
         neighbors=None, tol=1e-9, warm_start=None, **options) -> AlgorithmResult``.
     priority : int
         Higher wins when several apply automatically.
+    warm_starts : bool
+        Whether ``solve(..., warm_start=previous_result)`` saves work (an output pmf and
+        slope, a simplex basis). Sweeps and line searches pass the previous point's result.
+    auto : callable
+        ``auto(notion, entries, sweep) -> bool``: whether to pick it without being named, for
+        a problem with ``entries = |X|·|U|`` mechanism entries, in :func:`~privopt.design`
+        (``sweep=False``) or :func:`~privopt.sweep` (``True``). Default
+        :func:`large_instances`; each choice should rest on a measurement in ``benchmarks/``.
     """
 
     name: str
@@ -74,6 +82,28 @@ class Algorithm:
     solve: Callable[..., AlgorithmResult]
     priority: int = 0
     description: str = ""
+    warm_starts: bool = False
+    auto: Callable[[str, float, bool], bool] = field(default=None)
+
+    def __post_init__(self):
+        if self.auto is None:
+            object.__setattr__(self, "auto", large_instances)
+
+
+#: From this many mechanism entries on, the cvxpy programs (compilation included) are slower
+#: than the structured fast paths (benchmarks/README.md); below it they take milliseconds.
+AUTO_FASTPATH_ENTRIES = 4096
+
+
+def large_instances(notion: str, entries: float, sweep: bool) -> bool:
+    """The default :attr:`Algorithm.auto`: instances of at least
+    :data:`AUTO_FASTPATH_ENTRIES` mechanism entries."""
+    return entries >= AUTO_FASTPATH_ENTRIES
+
+
+def always(notion: str, entries: float, sweep: bool) -> bool:
+    """An :attr:`Algorithm.auto` for fast paths that win at every size."""
+    return True
 
 
 ALGORITHMS: dict[str, Algorithm] = {}

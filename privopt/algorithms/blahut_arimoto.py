@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from privopt.algorithms.base import Algorithm, AlgorithmResult, register
+from privopt.algorithms.base import Algorithm, AlgorithmResult, always, register
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, Prior
 
@@ -501,6 +501,8 @@ def _solve_slope(
     q /= q.sum()
     iterations = 0
     gap = np.inf
+    if warm:  # Newton converges from a nearby slope; BA steps would only creep linearly
+        ba_steps = min(ba_steps, 2)
     for _ in range(ba_steps):  # q ← q·c (Blahut 1972, eq. (11))
         zt, logz, bad = kernel.z(q)
         c = kernel.c(zt, logz, bad)
@@ -770,31 +772,51 @@ def _prepare(prior, distortion) -> tuple[np.ndarray, np.ndarray]:
     return p, d
 
 
-def _warm(warm_start, n_out: int) -> tuple[np.ndarray | None, float | None]:
-    """Accept a previous output pmf, an :class:`AlgorithmResult` or its ``info`` dict."""
+def _warm(warm_start, n_out: int) -> tuple[np.ndarray | None, dict]:
+    """Accept a previous output pmf, an :class:`AlgorithmResult` or its ``info`` dict.
+
+    Returns the output pmf and what is known of the previous final slope (``slope``, and
+    ``I``, ``D``, ``dD_ds`` there when the warm start is a previous result).
+    """
     if warm_start is None:
-        return None, None
-    slope = None
+        return None, {}
+    known = {}
     if isinstance(warm_start, AlgorithmResult):
         warm_start = warm_start.info
     if isinstance(warm_start, dict):
-        slope = warm_start.get("slope")
+        known = {
+            key: float(warm_start[name])
+            for key, name in (("slope", "slope"), ("I", "slope_I"), ("D", "slope_D"))
+            + (("dD_ds", "slope_dD_ds"),)
+            if isinstance(warm_start.get(name), (int, float))
+        }
         warm_start = warm_start.get("output_marginal", warm_start.get("q"))
         if warm_start is None:
-            return None, slope
+            return None, known
     q = np.asarray(warm_start, dtype=float).ravel()
     if q.size != n_out or not np.isfinite(q).all() or (q < 0).any() or q.sum() <= 0:
         raise InputError(
             f"must be an output pmf of length {n_out} (non-negative, not all zero)",
             "warm_start",
         )
-    return q / q.sum(), slope
+    return q / q.sum(), known
 
 
-def _initial_slope(rd: _RD, warm_slope) -> float:
-    if warm_slope is not None and np.isfinite(warm_slope) and warm_slope > 0:
-        return float(warm_slope)
-    return 1.0 / rd.scale
+def _initial_slope(rd: _RD, known: dict, f_of=None, df_of=None) -> float:
+    """The first slope to try: a Newton step in ``ln s`` from the previous final point
+    (a sweep's last point) when its value and derivative are known, else its slope, else
+    ``1 / (D_max − D_min)``."""
+    s = known.get("slope")
+    if s is None or not np.isfinite(s) or s <= 0:
+        return 1.0 / rd.scale
+    if f_of is not None and {"I", "D", "dD_ds"} <= set(known):
+        prev = BlahutArimotoPoint(s, None, None, known["D"], known["I"], -np.inf, 0.0, 0)
+        prev.dD_ds = known["dD_ds"]
+        f, df = f_of(prev), df_of(prev)
+        if np.isfinite(f) and np.isfinite(df) and df < 0:
+            step = min(max(-f / df, -np.log(30.0)), np.log(30.0))
+            return float(s * np.exp(step))
+    return float(s)
 
 
 #: Inputs with less prior mass than this (relative to the largest) are left out of the
@@ -913,7 +935,7 @@ def _rate_distortion(
     D = float(max_distortion)
     if not np.isfinite(D):
         raise InputError(f"must be a finite number, got {max_distortion}", "max_distortion")
-    q_warm, s_warm = _warm(warm_start, d.shape[1])
+    q_warm, known = _warm(warm_start, d.shape[1])
     rd = _RD(p, d, tol / 10, max_iter, q_warm)
     feas_tol = 1e-12 * max(1.0, rd.D_max)
     info = {"D_min": rd.D_min, "D_max": rd.D_max, "method": "blahut_arimoto+newton"}
@@ -933,16 +955,19 @@ def _rate_distortion(
         alpha = 1.0 if lo.D == hi.D else (D - hi.D) / (lo.D - hi.D)
         return alpha, alpha * lo.I + (1 - alpha) * hi.I
 
+    def f_of(pt):  # ln((D(s) − D_min)/(D − D_min)) is close to linear in ln s
+        return np.log(max(pt.D - rd.D_min, 0.0) / (D - rd.D_min)) if pt.D > rd.D_min else -np.inf
+
+    def df_of(pt):
+        return pt.s * pt.dD_ds / (pt.D - rd.D_min)
+
     lo, hi, _ = _search(
         rd,
         top,
-        # f = ln((D(s) − D_min)/(D − D_min)) is close to linear in ln s
-        lambda pt: (
-            np.log(max(pt.D - rd.D_min, 0.0) / (D - rd.D_min)) if pt.D > rd.D_min else -np.inf
-        ),
-        lambda pt: pt.s * pt.dD_ds / (pt.D - rd.D_min),
+        f_of,
+        df_of,
         lambda lo, hi: chord(lo, hi)[1] - rd.lower_bound_rate(D),
-        _initial_slope(rd, s_warm),
+        _initial_slope(rd, known, f_of, df_of),
         max_slopes,
     )
     alpha = min(max(chord(lo, hi)[0], 0.0), 1.0)
@@ -958,7 +983,7 @@ def _rate_distortion(
         cert,
         info,
         start,
-        slope=hi.s if alpha < 0.5 else lo.s,
+        slope=hi if alpha < 0.5 else lo,
         bracket=(lo.s, hi.s),
     )
 
@@ -1017,9 +1042,9 @@ def _distortion_rate(
     start = time.perf_counter()
     p, d = _prepare(prior, distortion)
     eps = float(epsilon)
-    if not np.isfinite(eps) or eps < 0:
+    if np.isnan(eps) or eps < 0:  # ε = ∞ is allowed: the D_min problem (slope s = ∞)
         raise InputError(f"must be a number ≥ 0, got {epsilon}", "epsilon")
-    q_warm, s_warm = _warm(warm_start, d.shape[1])
+    q_warm, known = _warm(warm_start, d.shape[1])
     rd = _RD(p, d, tol / 10, max_iter, q_warm)
     info = {"D_min": rd.D_min, "D_max": rd.D_max, "method": "blahut_arimoto+newton"}
     if eps == 0.0 or rd.D_max <= rd.D_min:  # independence: the best constant output
@@ -1036,13 +1061,19 @@ def _distortion_rate(
         alpha = 1.0 if lo.I == hi.I else (hi.I - eps) / (hi.I - lo.I)
         return alpha, alpha * lo.D + (1 - alpha) * hi.D
 
+    def f_of(pt):
+        return eps - pt.I
+
+    def df_of(pt):  # d(−I)/d ln s = s² dD/ds since R'(D) = −s
+        return pt.s**2 * pt.dD_ds
+
     lo, hi, _ = _search(
         rd,
         top,
-        lambda pt: eps - pt.I,
-        lambda pt: pt.s**2 * pt.dD_ds,  # d(−I)/d ln s = s² dD/ds since R'(D) = −s
+        f_of,
+        df_of,
         lambda lo, hi: chord(lo, hi)[1] - rd.lower_bound_distortion(eps),
-        _initial_slope(rd, s_warm),
+        _initial_slope(rd, known, f_of, df_of),
         max_slopes,
     )
     alpha = min(max(chord(lo, hi)[0], 0.0), 1.0)
@@ -1058,7 +1089,7 @@ def _distortion_rate(
         cert,
         info,
         start,
-        slope=hi.s if alpha < 0.5 else lo.s,
+        slope=hi if alpha < 0.5 else lo,
         bracket=(lo.s, hi.s),
         by_distortion=True,
     )
@@ -1068,6 +1099,9 @@ def _result(
     rd: _RD, W, level, dist, cert, info, start, *, slope, bracket=None, by_distortion=False
 ) -> AlgorithmResult:
     info = dict(info)
+    if isinstance(slope, BlahutArimotoPoint):  # the final slope's data, for warm starts
+        info.update(slope_I=float(slope.I), slope_D=float(slope.D), slope_dD_ds=slope.dD_ds)
+        slope = slope.s
     info.update(
         slope=float(slope),
         output_marginal=rd.p @ W,
@@ -1149,6 +1183,10 @@ ALGORITHM = register(
         applies=applies,
         solve=solve,
         priority=10,
+        warm_starts=True,
+        # certified by its duality gap, and faster than the exponential-cone program at every
+        # size measured (k = 30: 8 ms against 0.9 s; k = 100: ×1279)
+        auto=always,
         description=(
             "Blahut–Arimoto with projected-Newton polishing and a certified slope search "
             "(min I(X;U) s.t. E[d] ≤ D, or min E[d] s.t. I ≤ ε); single-secret priors"

@@ -1,0 +1,136 @@
+"""Sweeps through warm-started fast paths, and the automatic choice of a fast path.
+
+Oracles: the cvxpy programs solved cold at each point (an independent route through the
+solver layer), and Blahut–Arimoto / simplex solves without a warm start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import privopt as po
+from privopt.algorithms import ALGORITHMS
+from privopt.algorithms.blahut_arimoto import distortion_rate
+from privopt.algorithms.sparse_lp import solve as lp_solve
+from privopt.builder import prepare_request
+from privopt.solve import pick_algorithm
+
+
+def _instance(k: int, seed: int):
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.2, 1.0, k)
+    prior = po.Prior(w / w.sum())
+    d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    return prior, d
+
+
+@pytest.mark.parametrize("notion", ["pml", "ldp", "maximal_leakage", "information_privacy"])
+def test_single_alphabet_lp_sweep_is_warm_and_matches_cold_cvxpy(notion):
+    prior, d = _instance(9, seed=1)
+    eps = np.linspace(0.1, 2.5, 12)
+    curve = po.sweep(prior, d, notion, epsilons=eps)
+    assert all(r.solver["name"] == "highs-simplex" for r in curve.results)
+    assert all(r.status == "optimal" and r.verified for r in curve.results)
+    for value, result in zip(eps, curve.results, strict=True):
+        cold = po.design(prior, d, notion, epsilon=value, solver="CLARABEL")
+        assert result.distortion == pytest.approx(cold.distortion, rel=1e-6, abs=1e-7)
+        assert result.distortion <= cold.distortion + 1e-9  # a vertex: at least as good
+        assert result.epsilon <= value + 1e-9
+        W = result.mechanism.matrix
+        assert np.all(W >= 0)
+        np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)
+    d_star = curve.column("distortion")
+    assert np.all(np.diff(d_star) <= 1e-9)  # D*(ε) is non-increasing
+
+
+def test_simplex_sweep_reuses_the_basis():
+    """Each point starts from the previous basis: fewer simplex iterations than cold."""
+    prior, d = _instance(25, seed=2)
+    eps = np.linspace(0.2, 2.0, 10)
+    warm, cold, prev = 0, 0, None
+    for value in eps:
+        prev = lp_solve(prior, d, "pml", epsilon=value, method="simplex", warm_start=prev)
+        assert prev.info["warm_started"] == (value != eps[0])
+        warm += prev.iterations
+        cold += lp_solve(prior, d, "pml", epsilon=value, method="simplex").iterations
+    assert warm < 0.8 * cold
+    curve = po.sweep(prior, d, "pml", epsilons=eps)
+    assert sum(r.solver["iterations"] for r in curve.results) == warm
+
+
+def test_mutual_information_defaults_to_blahut_arimoto_and_sweeps_warm():
+    prior, d = _instance(12, seed=3)
+    one = po.design(prior, d, "mutual_information", epsilon=0.8)
+    assert one.solver["name"] == "blahut_arimoto"
+    assert one.solver["certificate"]["duality_gap"] <= 1e-9
+    ref = po.design(prior, d, "mutual_information", epsilon=0.8, solver="CLARABEL")
+    assert one.distortion <= ref.distortion + 1e-7  # certified, at least as good as Clarabel
+    assert one.distortion == pytest.approx(ref.distortion, abs=1e-6)
+
+    eps = np.linspace(0.05, 2.0, 15)
+    curve = po.sweep(prior, d, "mutual_information", epsilons=eps)
+    assert all(r.solver["name"] == "blahut_arimoto" for r in curve.results)
+    for value, result in zip(eps, curve.results, strict=True):
+        cold = distortion_rate(prior, d, value)
+        assert result.distortion == pytest.approx(cold.distortion, abs=1e-8)
+        assert result.epsilon <= value + 1e-9
+    warm_iterations = sum(r.solver["iterations"] for r in curve.results)
+    cold_iterations = sum(distortion_rate(prior, d, v).iterations for v in eps)
+    assert warm_iterations < cold_iterations
+
+
+def test_budget_sweep_line_search_is_warm_and_feasible():
+    prior, d = _instance(8, seed=4)
+    budgets = np.linspace(0.3, 1.5, 6)
+    curve = po.sweep(prior, d, "pml", max_distortions=budgets)
+    for budget, result in zip(budgets, curve.results, strict=True):
+        assert result.solver["name"] == "highs-simplex"
+        assert result.distortion <= budget + 1e-9
+        cold = po.design(prior, d, "pml", max_distortion=budget, solver="CLARABEL")
+        assert result.epsilon == pytest.approx(cold.epsilon, abs=2e-7)
+
+
+def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
+    """The sparse LP works at a given ε; maximal leakage's least level is a direct program."""
+    prior, d = _instance(6, seed=5)
+    curve = po.sweep(prior, d, "maximal_leakage", max_distortions=[0.5, 1.0])
+    assert all(r.status == "optimal" for r in curve.results)
+    assert all(r.solver["name"] not in ALGORITHMS for r in curve.results)
+
+
+@pytest.mark.parametrize(
+    "notion, k, sweep, expected",
+    [
+        ("pml", 30, False, None),  # small single solves stay on cvxpy
+        ("pml", 30, True, "highs-simplex"),
+        ("pml", 70, False, "highs-simplex"),
+        ("information_privacy", 70, False, None),
+        ("information_privacy", 100, False, "highs-simplex"),
+        ("ldp", 30, True, "highs-simplex"),
+        ("ldp", 100, True, None),
+        ("ldp", 100, False, None),
+        ("mutual_information", 5, False, "blahut_arimoto"),
+    ],
+)
+def test_automatic_choice_follows_the_measured_rule(notion, k, sweep, expected):
+    prior, d = _instance(k, seed=6)
+    request = prepare_request(prior, d, notion, epsilon=1.0)
+    picked = pick_algorithm(request, None, sweep=sweep)
+    assert (picked.name if picked else None) == expected
+
+
+def test_named_cvxpy_solver_disables_fast_paths():
+    prior, d = _instance(10, seed=7)
+    request = prepare_request(prior, d, "mutual_information", epsilon=1.0)
+    assert pick_algorithm(request, "CLARABEL") is None
+    assert pick_algorithm(request, ["CLARABEL", "SCS"]) is None
+
+
+def test_dp_with_arbitrary_prior_never_picks_the_simplex():
+    rng = np.random.default_rng(8)
+    prior = po.DatabasePrior(2, 6, probs=rng.dirichlet(np.ones(64)))
+    request = prepare_request(prior, "hamming", "dp", epsilon=1.0)
+    for sweep in (False, True):
+        picked = pick_algorithm(request, None, sweep=sweep)
+        assert picked is None or picked.name != "highs-simplex"
