@@ -26,6 +26,8 @@ from privopt import closed_forms
 SIZES = ("smoke", "quick", "full")
 #: Fast paths for the linear notions, tried where they apply.
 FAST_LP = ("highs", "symmetric")
+#: ... and on the single-alphabet instances.
+FAST_SINGLE = ("highs", "highs-simplex")
 
 
 @dataclass
@@ -108,8 +110,8 @@ def database_cases(size: str) -> list[Case]:
             p = prior.probs
             dist = po.Distortion.database_hamming(2, n)
             methods = {}
-            if n <= 7:  # privopt's own cvxpy program (default solver chain)
-                methods["privopt-cvxpy"] = _privopt(prior, dist, "dp", None, epsilon=eps)
+            if n <= 7:  # po.design with no solver named (cvxpy, or the fast path it picks)
+                methods["privopt-default"] = _privopt(prior, dist, "dp", None, epsilon=eps)
             for name in FAST_LP:
                 if name == "highs" and n >= 8 and kind != "uniform":
                     continue  # the generic sparse LP takes minutes there (see README)
@@ -133,7 +135,7 @@ def database_cases(size: str) -> list[Case]:
             if kind != "arbitrary":
                 methods_i = {}
                 if n <= 7:
-                    methods_i["privopt-cvxpy"] = _privopt(
+                    methods_i["privopt-default"] = _privopt(
                         prior, dist, "identifiability", None, epsilon=eps
                     )
                 for name in FAST_LP:
@@ -207,8 +209,15 @@ def single_cases(size: str) -> list[Case]:
         d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
         prior, dist = po.Prior(p), po.Distortion.from_matrix(d)
         for notion in ("pml", "ldp", "information_privacy", "maximal_leakage"):
-            methods = {"privopt-cvxpy": _privopt(prior, dist, notion, None, epsilon=eps)}
-            for name in FAST_LP:
+            # privopt-default: po.design with no solver named (the cvxpy program, or the fast
+            # path its measured rule picks); privopt-cvxpy: the cvxpy program with HiGHS/Clarabel
+            methods = {
+                "privopt-default": _privopt(prior, dist, notion, None, epsilon=eps),
+                "privopt-cvxpy": _privopt(prior, dist, notion, ["HIGHS", "CLARABEL"], epsilon=eps)
+                if k <= 30
+                else _privopt(prior, dist, notion, ["CLARABEL", "HIGHS"], epsilon=eps),
+            }
+            for name in FAST_SINGLE:
                 if _applies(name, prior, dist, notion, "epsilon"):
                     methods[f"privopt-{name}"] = _privopt(prior, dist, notion, name, epsilon=eps)
             cases.append(
@@ -228,14 +237,15 @@ def single_cases(size: str) -> list[Case]:
                 )
             )
         budget = 0.25 * float(p @ np.abs(np.arange(k) - np.median(np.arange(k))))
+        # the default is Blahut–Arimoto; privopt's own exp-cone program shown up to k = 60
         methods = {
-            "privopt-cvxpy": _privopt(
+            "privopt-default": _privopt(
                 prior, dist, "mutual_information", None, max_distortion=budget
             )
         }
-        if _applies("blahut_arimoto", prior, dist, "mutual_information", "max_distortion"):
-            methods["privopt-blahut_arimoto"] = _privopt(
-                prior, dist, "mutual_information", "blahut_arimoto", max_distortion=budget
+        if k <= 60:
+            methods["privopt-cvxpy"] = _privopt(
+                prior, dist, "mutual_information", "CLARABEL", max_distortion=budget
             )
         cases.append(
             Case(
@@ -249,7 +259,9 @@ def single_cases(size: str) -> list[Case]:
                 methods,
             )
         )
-        for notion in ("max_information_leakage",):
+        for notion in ("max_information_leakage",) if k <= 60 else ():
+            # non-convex in general; privopt's exponential-cone program (eq. 32 multiplied
+            # form) took 148 s at k = 100, so it is shown up to k = 60
             cases.append(
                 Case(
                     "single",
@@ -257,7 +269,7 @@ def single_cases(size: str) -> list[Case]:
                     k,
                     f"k={k}",
                     None,
-                    {"privopt-cvxpy": _privopt(prior, dist, notion, None, epsilon=eps)},
+                    {"privopt-default": _privopt(prior, dist, notion, None, epsilon=eps)},
                 )
             )
     return cases
@@ -346,37 +358,86 @@ def target_cases(size: str, n10: bool = False) -> list[Case]:
     return cases
 
 
-def curve_cases(size: str) -> list[dict]:
-    """A 50-point privacy–distortion curve against one solve of the same problem."""
+def _curve_instances(size: str) -> list[tuple]:
+    """(label, prior, distortion, notion) of the curve family at ``size``."""
+
+    def single(k: int, seed: int = 3):
+        rng = np.random.default_rng(seed)
+        w = rng.uniform(0.2, 1.0, k)
+        d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+        return po.Prior(w / w.sum()), d
+
     if size == "smoke":
-        return []
+        return [
+            ("k=6, pml", *single(6), "pml"),
+            ("k=6, mutual_information", *single(6), "mutual_information"),
+        ]
+    iid6 = po.DatabasePrior(2, 6, row_probs=[0.6, 0.4])
+    out = [
+        ("m=2 n=6 iid, dp", iid6, "hamming", "dp"),
+        ("k=30, pml", *single(30), "pml"),
+        ("k=30, mutual_information", *single(30), "mutual_information"),
+    ]
+    if size == "full":
+        arbitrary = po.DatabasePrior(2, 6, probs=np.random.default_rng(3).dirichlet(np.ones(64)))
+        out += [
+            ("m=2 n=6 arbitrary prior, dp", arbitrary, "hamming", "dp"),
+            ("k=30, ldp", *single(30), "ldp"),
+            ("k=30, information_privacy", *single(30), "information_privacy"),
+            ("k=70, pml", *single(70), "pml"),
+            ("k=200, mutual_information", *single(200), "mutual_information"),
+        ]
+    return out
+
+
+def curve_cases(size: str) -> list[dict]:
+    """A privacy–distortion curve (50 points; 5 at the smoke size) against one solve.
+
+    Three references, all measured here: ``one_default_s`` is ``po.design`` at ε = 1 with no
+    solver named (what a user runs once), ``one_same_method_s`` the same method as the sweep
+    solved cold at ε = 1, and ``cvxpy_dpp_curve_s`` the curve re-solved through the cvxpy
+    program's Parameter without warm starts (the previous ``sweep``), for the instances
+    where that takes under a minute or so.
+    """
     out = []
-    n = 6
-    prior = po.DatabasePrior(2, n, row_probs=[0.6, 0.4])
-    rng = np.random.default_rng(3)
-    w = rng.uniform(0.2, 1.0, 30)
-    single = po.Prior(w / w.sum())
-    d30 = np.abs(np.subtract.outer(np.arange(30), np.arange(30))).astype(float)
-    for label, pr, dist, notion in (
-        (f"m=2 n={n} iid, dp", prior, "hamming", "dp"),
-        ("k=30, pml", single, d30, "pml"),
-        ("k=30, mutual_information", single, d30, "mutual_information"),
-    ):
-        eps = np.linspace(0.05, 3.0, 50)
+    n_points = 5 if size == "smoke" else 50
+    eps = np.linspace(0.05, 3.0, n_points)
+    for label, pr, dist, notion in _curve_instances(size):
         gc.collect()
+        po.design(pr, dist, notion, epsilon=1.0)  # imports and caches, not timed
         t0 = time.perf_counter()
-        po.design(pr, dist, notion, epsilon=1.0)
-        one = time.perf_counter() - t0
+        one = po.design(pr, dist, notion, epsilon=1.0)
+        one_default = time.perf_counter() - t0
         t0 = time.perf_counter()
         curve = po.sweep(pr, dist, notion, epsilons=eps)
         many = time.perf_counter() - t0
+        method = curve.results[0].solver["name"] if curve.results[0] else "?"
+        if method in po.algorithms.ALGORITHMS:
+            t0 = time.perf_counter()
+            po.design(pr, dist, notion, epsilon=1.0, solver=method)
+            one_same = time.perf_counter() - t0
+        else:
+            one_same = one_default
+        dpp = float("nan")
+        slow = notion == "mutual_information" and pr.n_inputs > 30
+        if method in po.algorithms.ALGORITHMS and not slow and size != "smoke":
+            chain = "CLARABEL" if notion == "mutual_information" or pr.n_inputs > 60 else "HIGHS"
+            t0 = time.perf_counter()
+            po.sweep(pr, dist, notion, epsilons=eps, solver=chain)
+            dpp = time.perf_counter() - t0
         ok = sum(r["status"].startswith("optimal") for r in curve.records)
         out.append(
             {
                 "curve": label,
-                "one_solve_s": one,
-                "curve_50_s": many,
-                "ratio": many / one,
+                "points": n_points,
+                "method": method,
+                "one_default_method": one.solver.get("name"),
+                "one_default_s": one_default,
+                "one_same_method_s": one_same,
+                "curve_s": many,
+                "ratio_vs_default": many / one_default,
+                "ratio_vs_same_method": many / one_same,
+                "cvxpy_dpp_curve_s": dpp,
                 "points_optimal": ok,
             }
         )
@@ -544,15 +605,19 @@ def run(
         cases += target_cases(size)
     rows = run_cases(cases, log)
     out_dir = out_dir or Path(__file__).parent / "results"
-    paths = write_outputs(rows, out_dir, size)
+    paths = write_outputs(rows, out_dir, size) if rows else {}
     if "curves" in families:
         curves = curve_cases(size)
         for c in curves:
             log(
-                f"curve {c['curve']:28s} one solve {c['one_solve_s']:.3f}s, 50 points "
-                f"{c['curve_50_s']:.3f}s, ratio {c['ratio']:.1f}, optimal {c['points_optimal']}/50"
+                f"curve {c['curve']:30s} [{c['method']}] one solve {c['one_default_s']:.3f}s "
+                f"(same method {c['one_same_method_s']:.3f}s), {c['points']} points "
+                f"{c['curve_s']:.3f}s: x{c['ratio_vs_default']:.1f} / "
+                f"x{c['ratio_vs_same_method']:.1f}; DPP cvxpy curve {c['cvxpy_dpp_curve_s']:.2f}s; "
+                f"optimal {c['points_optimal']}/{c['points']}"
             )
         if curves:
+            out_dir.mkdir(parents=True, exist_ok=True)
             path = out_dir / f"{size}-curves.csv"
             with path.open("w", newline="") as fh:
                 writer = csv.DictWriter(fh, fieldnames=list(curves[0]))

@@ -678,7 +678,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="problem file (.toml)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--solver", metavar="NAME", help="cvxpy solver (overrides [solver] name)")
+    p.add_argument(
+        "--solver",
+        metavar="NAME",
+        help="a cvxpy solver or privopt fast path, see `privopt solvers` (overrides [solver] name)",
+    )
     p.add_argument(
         "--out", metavar="PATH", help="also write the mechanism to PATH (.json, .csv or .npz)"
     )
@@ -701,7 +705,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="PATH", help="write the table as CSV")
     p.add_argument("--json", action="store_true", help="print a JSON array on stdout")
     p.add_argument("--plot", metavar="PATH", help="write a figure (.png, .pdf, .svg)")
-    p.add_argument("--solver", metavar="NAME", help="cvxpy solver")
+    p.add_argument(
+        "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
+    )
     p.set_defaults(func=cmd_curve)
 
     p = sub.add_parser(
@@ -729,7 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-dir", metavar="DIR", help=f"where to write {DEMO_FIGURE} (default: .)")
     p.add_argument("--no-plot", action="store_true", help="do not draw the figure")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--solver", metavar="NAME", help="cvxpy solver")
+    p.add_argument(
+        "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
+    )
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("notions", parents=[common], help="list the privacy notions")

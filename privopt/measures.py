@@ -307,6 +307,8 @@ def _pair_level(
     num: np.ndarray, den: np.ndarray, neighbors: NeighborRelation, keep: np.ndarray
 ) -> float:
     """``max over pairs (a,b) ⊂ keep and columns of ln num[a,u]/den[b,u]`` (chunked)."""
+    if neighbors.kind == "all" and neighbors.n_pairs == neighbors.size * (neighbors.size - 1):
+        return _all_pairs_level(num, den, np.asarray(keep))
     rel = neighbors.restricted(keep)
     if rel.n_pairs == 0 or num.shape[1] == 0:
         return 0.0
@@ -320,6 +322,39 @@ def _pair_level(
             return float("inf")
         best = max(best, float(level))
     return best
+
+
+def _all_pairs_level(num: np.ndarray, den: np.ndarray, keep: np.ndarray) -> float:
+    """:func:`_pair_level` on every ordered pair of distinct rows of ``keep``, in O(rows·cols).
+
+    Per column, ``max_{a≠b} ln num[a] − ln den[b]`` is the largest minus the smallest log
+    unless one row holds both, when the runner-up on either side is used.
+    """
+    num, den = num[keep], den[keep]
+    if num.shape[0] < 2 or num.shape[1] == 0:
+        return 0.0
+    with np.errstate(divide="ignore"):
+        top, bottom = np.log(num), np.log(den)
+    cols = np.arange(num.shape[1])
+    a = np.argmax(top, axis=0)
+    b = np.argmin(bottom, axis=0)
+    top_1, bottom_1 = top[a, cols], bottom[b, cols]
+    top_2 = np.partition(top, -2, axis=0)[-2]  # runner-ups (ties give the same value)
+    bottom_2 = np.partition(bottom, 1, axis=0)[1]
+    best = np.where(
+        a != b,
+        _difference(top_1, bottom_1),
+        np.maximum(_difference(top_1, bottom_2), _difference(top_2, bottom_1)),
+    )
+    return max(0.0, float(best.max()))
+
+
+def _difference(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``hi − lo`` of logs with ``ln 0 − ln 0 = −inf`` (0/0 pairs leave no constraint)."""
+    with np.errstate(invalid="ignore"):
+        out = hi - lo
+    out[np.isneginf(hi)] = -np.inf
+    return out
 
 
 def _neighbors_for(st: _Setting, neighbors) -> NeighborRelation:

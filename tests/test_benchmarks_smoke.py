@@ -10,7 +10,9 @@ from benchmarks.harness import run
 
 
 def test_benchmark_smoke(tmp_path):
-    rows, paths = run("smoke", out_dir=tmp_path, log=lambda line: None)
+    rows, paths = run(
+        "smoke", families=("hamming-db", "single", "curves"), out_dir=tmp_path, log=lambda _: None
+    )
     assert {"csv", "markdown"} <= set(paths)
     assert paths["csv"].exists() and paths["markdown"].read_text().count("|") > 10
     with paths["csv"].open() as fh:
@@ -23,3 +25,9 @@ def test_benchmark_smoke(tmp_path):
         assert str(r["status"]).startswith("optimal"), r
         if math.isfinite(r["error"]):
             assert r["error"] < 1e-6, r
+    with paths["curves"].open() as fh:
+        curves = list(csv.DictReader(fh))
+    assert {c["method"] for c in curves} == {"highs-simplex", "blahut_arimoto"}
+    for c in curves:
+        assert c["points_optimal"] == c["points"] == "5"
+        assert float(c["curve_s"]) > 0 and float(c["ratio_vs_same_method"]) > 0

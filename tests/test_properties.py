@@ -513,3 +513,26 @@ def test_bits_are_nats_over_ln2(pw):
     p, w = pw
     for f in (ms.mutual_information, ms.pml_level, ms.maximal_leakage, ms.max_information_leakage):
         assert f(p, w, unit="bits") == pytest.approx(f(p, w) / np.log(2), abs=1e-12)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 7),
+    n_out=st.integers(1, 6),
+    same=st.booleans(),
+)
+def test_all_pairs_level_shortcut_equals_the_pairwise_maximum(seed, k, n_out, same):
+    """The O(k·|U|) all-pairs level (max minus min per column, runner-up when one row holds
+    both) equals the maximum over every ordered pair, zeros and supports included."""
+    from privopt.model.neighbors import NeighborRelation, all_pairs
+
+    rng = np.random.default_rng(seed)
+    num = rng.uniform(size=(k, n_out)) * (rng.uniform(size=(k, n_out)) > 0.3)
+    den = num if same else rng.uniform(size=(k, n_out)) * (rng.uniform(size=(k, n_out)) > 0.3)
+    keep = np.flatnonzero(rng.uniform(size=k) < 0.8)
+    rel = all_pairs(k)
+    pairwise = NeighborRelation(k, rel.left, rel.right, "custom")  # the chunked general path
+    fast = ms._pair_level(num, den, rel, keep)
+    slow = ms._pair_level(num, den, pairwise, keep)
+    assert fast == slow or abs(fast - slow) <= 1e-12
