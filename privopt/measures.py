@@ -304,38 +304,40 @@ def default_neighbors(prior) -> NeighborRelation:
 
 
 def _pair_level(
-    num: np.ndarray, den: np.ndarray, neighbors: NeighborRelation, keep: np.ndarray
+    log_num: np.ndarray, log_den: np.ndarray, neighbors: NeighborRelation, keep: np.ndarray
 ) -> float:
-    """``max over pairs (a,b) ⊂ keep and columns of ln num[a,u]/den[b,u]`` (chunked)."""
+    """``max over pairs (a,b) ⊂ keep and columns of log_num[a,u] − log_den[b,u]`` (chunked).
+
+    Logs in, so that products such as ``p(x)W[x,u]`` never underflow; a pair with both
+    entries 0 (``ln 0 − ln 0``) constrains nothing.
+    """
     if neighbors.kind == "all" and neighbors.n_pairs == neighbors.size * (neighbors.size - 1):
-        return _all_pairs_level(num, den, np.asarray(keep))
+        return _all_pairs_level(log_num, log_den, np.asarray(keep))
     rel = neighbors.restricted(keep)
-    if rel.n_pairs == 0 or num.shape[1] == 0:
+    if rel.n_pairs == 0 or log_num.shape[1] == 0:
         return 0.0
-    chunk = max(1, 2**22 // num.shape[1])
+    chunk = max(1, 2**22 // log_num.shape[1])
     best = 0.0
     for start in range(0, rel.n_pairs, chunk):
         a = rel.left[start : start + chunk]
         b = rel.right[start : start + chunk]
-        level = _log_ratio(num[a], den[b]).max()
+        level = _difference(log_num[a], log_den[b]).max()
         if level == np.inf:
             return float("inf")
         best = max(best, float(level))
     return best
 
 
-def _all_pairs_level(num: np.ndarray, den: np.ndarray, keep: np.ndarray) -> float:
+def _all_pairs_level(log_num: np.ndarray, log_den: np.ndarray, keep: np.ndarray) -> float:
     """:func:`_pair_level` on every ordered pair of distinct rows of ``keep``, in O(rows·cols).
 
-    Per column, ``max_{a≠b} ln num[a] − ln den[b]`` is the largest minus the smallest log
+    Per column, ``max_{a≠b} log_num[a] − log_den[b]`` is the largest minus the smallest log
     unless one row holds both, when the runner-up on either side is used.
     """
-    num, den = num[keep], den[keep]
-    if num.shape[0] < 2 or num.shape[1] == 0:
+    top, bottom = log_num[keep], log_den[keep]
+    if top.shape[0] < 2 or top.shape[1] == 0:
         return 0.0
-    with np.errstate(divide="ignore"):
-        top, bottom = np.log(num), np.log(den)
-    cols = np.arange(num.shape[1])
+    cols = np.arange(top.shape[1])
     a = np.argmax(top, axis=0)
     b = np.argmin(bottom, axis=0)
     top_1, bottom_1 = top[a, cols], bottom[b, cols]
@@ -347,6 +349,11 @@ def _all_pairs_level(num: np.ndarray, den: np.ndarray, keep: np.ndarray) -> floa
         np.maximum(_difference(top_1, bottom_2), _difference(top_2, bottom_1)),
     )
     return max(0.0, float(best.max()))
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(x)
 
 
 def _difference(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
@@ -399,8 +406,8 @@ def dp_level(prior, mechanism, neighbors: NeighborRelation | str | None = None) 
     """
     st = _Setting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
-    full = _full_rows(st)
-    return _pair_level(full, full, rel, np.flatnonzero(st.s_mask))
+    log_full = _log(_full_rows(st))
+    return _pair_level(log_full, log_full, rel, np.flatnonzero(st.s_mask))
 
 
 @_with_unit
@@ -413,8 +420,8 @@ def identifiability_level(
     """
     st = _Setting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
-    joint = _full_rows(st) * st.p[:, None]
-    return _pair_level(joint, joint, rel, np.flatnonzero(st.s_mask))
+    log_joint = _log(_full_rows(st)) + _log(st.p)[:, None]  # ln p(x)W[x,u], no underflow
+    return _pair_level(log_joint, log_joint, rel, np.flatnonzero(st.s_mask))
 
 
 @_with_unit

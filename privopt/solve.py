@@ -14,7 +14,7 @@ import dataclasses
 import math
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,8 +80,9 @@ class DesignResult:
     mechanism : Mechanism or None
     requested : dict
         What was asked (``epsilon`` or ``max_distortion``).
-    leakage : dict
-        Every standard notion measured on the mechanism (nats; ``inf`` where unbounded).
+    leakage : Mapping
+        Every standard notion measured on the mechanism (nats; ``inf`` where unbounded),
+        measured when first read.
     solver : dict
         Name, timings, iterations, fallbacks tried, repair weight.
     verified : bool
@@ -101,7 +102,7 @@ class DesignResult:
     distortion: float | None
     mechanism: Mechanism | None
     requested: dict
-    leakage: dict = field(default_factory=dict)
+    leakage: Mapping[str, float] = field(default_factory=dict)
     solver: dict = field(default_factory=dict)
     verified: bool = False
     least_achievable: float | None = None
@@ -176,6 +177,33 @@ def leakage_report(
             notion.measure(prior, mechanism, neighbors if notion.uses_neighbors else None)
         )
     return out
+
+
+class LeakageReport(Mapping):
+    """:func:`leakage_report` of a mechanism, measured on first access (a read-only mapping
+    notion → level in nats). Results of a sweep pay for it only where it is read."""
+
+    def __init__(self, prior, matrix: np.ndarray, neighbors=None):
+        self._args: tuple | None = (prior, matrix, neighbors)
+        self._values: dict[str, float] | None = None
+
+    def _load(self) -> dict[str, float]:
+        if self._values is None:
+            self._values = leakage_report(*self._args)
+            self._args = None
+        return self._values
+
+    def __getitem__(self, name: str) -> float:
+        return self._load()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __repr__(self) -> str:
+        return repr(self._load())
 
 
 def _measure(pp: PrivacyProblem, matrix: np.ndarray) -> tuple[float, float]:
@@ -562,7 +590,7 @@ def solve_problem(
         distortion=answer["distortion"],
         mechanism=answer["mechanism"],
         requested=requested,
-        leakage=leakage_report(pp.prior, answer["mechanism"].matrix, pp.neighbors)
+        leakage=LeakageReport(pp.prior, answer["mechanism"].matrix, pp.neighbors)
         if pp.prior.n_inputs * pp.distortion.n_outputs <= 2**22
         else {},
         solver=solver_info,
@@ -927,7 +955,7 @@ def solve_with_algorithm(
     mechanism = answer["mechanism"]
     leakage = {}
     if mechanism is not None and _dense_size(request) <= 2**22:
-        leakage = leakage_report(request.prior, mechanism.matrix, request.neighbors)
+        leakage = LeakageReport(request.prior, mechanism.matrix, request.neighbors)
     return DesignResult(
         status="optimal" if answer.get("accurate", True) else "optimal_inaccurate",
         notion=request.notion.name,

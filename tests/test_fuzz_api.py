@@ -98,8 +98,9 @@ def test_fuzz_design_budget_mode(instance, fraction):
         res = po.design(prior, dist, notion, max_distortion=budget)
     except po.InfeasibleError:
         # only a budget of D*(∞) for a notion whose least-distortion mechanisms all have an
-        # unbounded level (dp: the identity) may be refused
-        assert notion == "dp" and budget <= least + 1e-12
+        # unbounded level (dp: the identity) may be refused; budgets within the line search's
+        # solver-noise slack 1e-10·(1 + D) of D*(∞) count as D*(∞)
+        assert notion == "dp" and budget <= least + 1e-10 * (1 + budget)
         return
     assert res.verified
     assert res.distortion <= budget + 1e-7 * (1 + budget)

@@ -277,6 +277,9 @@ def test_post_processing_never_raises_pml(pw, data):
     p, w = pw
     v = data.draw(channels(w.shape[1]))
     composed = Mechanism(w).then(v)
+    # entries of 1e-200 · 1e-200 underflow to 0 in W·V, which no level computed from the
+    # product can see (the LDP level becomes ∞): leave such draws out
+    assume(not ((composed.matrix == 0) & (((w > 0).astype(float) @ (v > 0)) > 0)).any())
     level = ms.pml_level(p, w)
     assert (ms.pml_per_output(p, composed) <= level + SLACK).all()
     assert ms.maximal_leakage(p, composed) <= ms.maximal_leakage(p, w) + SLACK
@@ -533,6 +536,8 @@ def test_all_pairs_level_shortcut_equals_the_pairwise_maximum(seed, k, n_out, sa
     keep = np.flatnonzero(rng.uniform(size=k) < 0.8)
     rel = all_pairs(k)
     pairwise = NeighborRelation(k, rel.left, rel.right, "custom")  # the chunked general path
-    fast = ms._pair_level(num, den, rel, keep)
-    slow = ms._pair_level(num, den, pairwise, keep)
+    with np.errstate(divide="ignore"):
+        log_num, log_den = np.log(num), np.log(den)
+    fast = ms._pair_level(log_num, log_den, rel, keep)
+    slow = ms._pair_level(log_num, log_den, pairwise, keep)
     assert fast == slow or abs(fast - slow) <= 1e-12
