@@ -105,8 +105,9 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
         ("pml", 30, False, None),  # small single solves stay on cvxpy
         ("pml", 30, True, "highs-simplex"),
         ("pml", 70, False, "highs-simplex"),
-        ("information_privacy", 70, False, None),
-        ("information_privacy", 100, False, "highs-simplex"),
+        ("pml", 201, False, None),  # beyond the measured range
+        ("information_privacy", 30, True, "highs-simplex"),
+        ("information_privacy", 100, False, None),
         ("ldp", 30, True, "highs-simplex"),
         ("ldp", 100, True, None),
         ("ldp", 100, False, None),
@@ -134,3 +135,32 @@ def test_dp_with_arbitrary_prior_never_picks_the_simplex():
     for sweep in (False, True):
         picked = pick_algorithm(request, None, sweep=sweep)
         assert picked is None or picked.name != "highs-simplex"
+
+
+def test_fast_path_with_a_loose_certificate_is_reported_inaccurate(monkeypatch):
+    """A fast path whose own duality gap exceeds the 1e-6 relative agreement asked of every
+    answer returns a feasible, verified mechanism with status ``optimal_inaccurate``."""
+    from privopt.algorithms import Algorithm, AlgorithmResult
+
+    prior, d = _instance(4, seed=9)
+    exact = po.design(prior, d, "pml", epsilon=0.5, solver="highs-simplex")
+    W = exact.mechanism.matrix
+
+    def solve(prior, distortion, notion, *, epsilon=None, gap=1e-3, **_):
+        dist = float(np.sum(prior.probs[:, None] * W * d))
+        return AlgorithmResult(
+            status="optimal",
+            objective=dist,
+            mechanism=W,
+            certificate={"duality_gap": gap, "lower_bound": dist - gap},
+        )
+
+    loose = Algorithm("test-loose", ("pml",), lambda *a, **k: True, solve, priority=0)
+    monkeypatch.setitem(ALGORITHMS, "test-loose", loose)
+    res = po.design(prior, d, "pml", epsilon=0.5, solver="test-loose")
+    assert res.status == "optimal_inaccurate" and res.verified
+    tight = Algorithm(
+        "test-tight", ("pml",), lambda *a, **k: True, lambda *a, **k: solve(*a, gap=1e-12, **k)
+    )
+    monkeypatch.setitem(ALGORITHMS, "test-tight", tight)
+    assert po.design(prior, d, "pml", epsilon=0.5, solver="test-tight").status == "optimal"

@@ -1066,23 +1066,22 @@ def _auto_simplex(notion: str, entries: float, sweep: bool) -> bool:
     """When the dual simplex on the sparse LP is picked without being named (measured on
     this machine, benchmarks/README.md "Single-alphabet LPs"):
 
-    * PML from 70×70 on and information privacy from 100×100 on: faster than the cvxpy
-      program with Clarabel (pml k = 70: 0.26 s against 0.73 s; k = 100: 1.2 s against
-      12 s, where Clarabel's answer was also 1.6e-6 above the simplex optimum; LIP k = 70:
-      2.6 s against 1.8 s, k = 100: 17 s against 34 s);
-    * sweeps of the single-alphabet LPs, whose points warm-start from the previous basis
-      (k = 30: ×2.3 to ×3.9 faster than DPP re-solves), up to 70×70 for LDP and maximal
-      leakage, where Clarabel's single solves become faster than the simplex (ldp k = 100:
-      0.24 s against 3.4 s).
+    * PML from 70×70 to 200×200: faster than the cvxpy program with Clarabel and exact
+      (k = 70: 0.26 s against 0.73 s; k = 100: 1.2 s against 12 s, Clarabel 1e-6 above the
+      optimum; k = 200: 42 s against 65 s, Clarabel 1.3e-5 above); larger PML programs are
+      left to Clarabel, the simplex not having been measured there;
+    * sweeps up to 70×70 of PML, information privacy, LDP and maximal leakage, whose points
+      warm-start from the previous basis (k = 30: ×2.5 to ×4.5 faster than re-solving the
+      cvxpy program through its Parameter), and PML sweeps up to 200×200 (k = 70: ×8).
 
-    Never for dp / identifiability: their pair constraints make the simplex slower than
-    Clarabel (dp n = 6, arbitrary prior: 5.4 s against 0.47 s).
+    Not for single solves of LDP, maximal leakage and information privacy (Clarabel is
+    faster: ldp k = 100: 0.24 s against 3.4 s; LIP k = 200: the simplex ran > 15 min), nor
+    for dp / identifiability, whose pair constraints make the simplex slower than Clarabel
+    (dp n = 6, arbitrary prior: 5.4 s against 0.47 s).
     """
     if notion == "pml":
-        return sweep or entries >= 4900
-    if notion == "information_privacy":
-        return sweep or entries >= 10_000
-    if notion in ("ldp", "maximal_leakage"):
+        return (sweep or entries >= 4900) and entries <= 40_000
+    if notion in ("ldp", "maximal_leakage", "information_privacy"):
         return sweep and entries <= 4900
     return False
 
