@@ -29,7 +29,7 @@ SIZES = ("smoke", "quick", "full")
 #: Fast paths for the linear notions, tried where they apply.
 FAST_LP = ("highs", "symmetric")
 #: ... and on the single-alphabet instances.
-FAST_SINGLE = ("highs", "highs-simplex")
+FAST_SINGLE = ("highs", "highs-simplex", "highs-ipm-crossover")
 
 
 @dataclass

@@ -104,10 +104,13 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
     [
         ("pml", 30, False, None),  # small single solves stay on cvxpy
         ("pml", 30, True, "highs-simplex"),
-        ("pml", 70, False, "highs-simplex"),
-        ("pml", 201, False, None),  # beyond the measured range
+        ("pml", 70, False, "highs-ipm-crossover"),
+        ("pml", 70, True, "highs-simplex"),
+        ("pml", 201, True, None),  # sweeps beyond the measured range
         ("information_privacy", 30, True, "highs-simplex"),
-        ("information_privacy", 100, False, None),
+        ("information_privacy", 60, False, "highs-ipm-crossover"),
+        ("information_privacy", 71, True, None),
+        ("maximal_leakage", 100, False, None),
         ("ldp", 30, True, "highs-simplex"),
         ("ldp", 100, True, None),
         ("ldp", 100, False, None),
@@ -164,3 +167,16 @@ def test_fast_path_with_a_loose_certificate_is_reported_inaccurate(monkeypatch):
     )
     monkeypatch.setitem(ALGORITHMS, "test-tight", tight)
     assert po.design(prior, d, "pml", epsilon=0.5, solver="test-tight").status == "optimal"
+
+
+@pytest.mark.parametrize("notion", ["pml", "information_privacy"])
+def test_interior_point_with_crossover_is_exact(notion):
+    """The large-instance default for PML / LIP ends at a vertex: it matches the simplex to
+    1e-9 with a duality gap at round-off, and the verified result is optimal."""
+    prior, d = _instance(60, seed=10)
+    res = po.design(prior, d, notion, epsilon=0.7)
+    assert res.solver["name"] == "highs-ipm-crossover" and res.status == "optimal"
+    assert abs(res.solver["certificate"]["duality_gap"]) <= 1e-9
+    simplex = po.design(prior, d, notion, epsilon=0.7, solver="highs-simplex")
+    assert res.distortion == pytest.approx(simplex.distortion, abs=1e-9)
+    assert res.epsilon <= 0.7 + 1e-9

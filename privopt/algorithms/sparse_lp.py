@@ -877,6 +877,8 @@ def solve(
         # with crossover, which certifies a vertex
         run = _run_highs(lp, chosen, tol, dict(options, crossover=True), warm_start)
         chosen = "ipm+crossover"
+    if chosen == "ipm" and options.get("crossover"):
+        chosen = "ipm+crossover"
     info = {
         "method": f"highs-{chosen}",
         "highs_status": run["highs_status"],
@@ -897,7 +899,8 @@ def solve(
             iterations=run["iterations"],
             info=info,
         )
-    floor = 1e-10 if chosen == "simplex" else max(1e-10, 100 * tol)
+    vertex = chosen in ("simplex", "ipm+crossover") or options.get("crossover", False)
+    floor = 1e-10 if vertex else max(1e-10, 100 * tol)
     Ws = _clean(run["x"][: S * U].reshape(S, U), floor)
     Ws, theta = _repair(Ws, p_s, notion, eps, pairs, complete)
     W = np.empty((p.size, U))
@@ -946,6 +949,8 @@ def _solve_reduced(
     chosen = "simplex" if method == "auto" else method
     run = _run_highs(lp, chosen, tol, options, warm_start)
     N = group.size
+    if chosen == "ipm" and options.get("crossover"):
+        chosen = "ipm+crossover"
     info = {
         "method": f"highs-{chosen}",
         "highs_status": run["highs_status"],
@@ -1035,12 +1040,14 @@ def applies(prior, distortion, notion, mode, **options) -> bool:
     return _size(prior) * n_out <= _MAX_VARIABLES
 
 
-def _with_method(method: str):
+def _with_method(method: str, **defaults):
     def run(prior, distortion, notion, **kwargs):
         kwargs.setdefault("method", method)
+        for key, value in defaults.items():
+            kwargs.setdefault(key, value)
         return solve(prior, distortion, notion, **kwargs)
 
-    run.__doc__ = f"{solve.__doc__.splitlines()[0]} (HiGHS method {method!r})."
+    run.__doc__ = f"{solve.__doc__.splitlines()[0]} (HiGHS method {method!r}, {defaults})."
     return run
 
 
@@ -1063,51 +1070,54 @@ def _solve_translation(prior, distortion, notion, **kwargs):
 
 
 def _auto_simplex(notion: str, entries: float, sweep: bool) -> bool:
-    """When the dual simplex on the sparse LP is picked without being named (measured on
-    this machine, benchmarks/README.md "Single-alphabet LPs"):
-
-    * PML from 70×70 to 200×200: faster than the cvxpy program with Clarabel and exact
-      (k = 70: 0.26 s against 0.73 s; k = 100: 1.2 s against 12 s, Clarabel 1e-6 above the
-      optimum; k = 200: 42 s against 65 s, Clarabel 1.3e-5 above); larger PML programs are
-      left to Clarabel, the simplex not having been measured there;
-    * sweeps up to 70×70 of PML, information privacy, LDP and maximal leakage, whose points
-      warm-start from the previous basis (k = 30: ×2.5 to ×4.5 faster than re-solving the
-      cvxpy program through its Parameter), and PML sweeps up to 200×200 (k = 70: ×8).
-
-    Not for single solves of LDP, maximal leakage and information privacy (Clarabel is
-    faster: ldp k = 100: 0.24 s against 3.4 s; LIP k = 200: the simplex ran > 15 min), nor
-    for dp / identifiability, whose pair constraints make the simplex slower than Clarabel
-    (dp n = 6, arbitrary prior: 5.4 s against 0.47 s).
+    """Sweeps through the dual simplex, each point warm-started from the previous basis
+    (measured on this machine, benchmarks/README.md "Curves"): up to 70×70 for PML,
+    information privacy, LDP and maximal leakage (k = 30: ×3.5 to ×7.7 faster than
+    re-solving the cvxpy program through its Parameter), and up to 200×200 for PML
+    (k = 70: ×12). Never for dp / identifiability, whose pair constraints make the simplex
+    slower than Clarabel (dp n = 6, arbitrary prior: 5.4 s against 0.47 s).
     """
     if notion == "pml":
-        return (sweep or entries >= 4900) and entries <= 40_000
+        return sweep and entries <= 40_000
     if notion in ("ldp", "maximal_leakage", "information_privacy"):
         return sweep and entries <= 4900
     return False
 
 
-# The generic LP with HiGHS's default method choice, IPM and PDLP are used only when named
-# (priority 0): they are not faster than cvxpy + Clarabel on small and medium instances
-# (measured, see _choose_method) and IPM without crossover stops short of a vertex. The
-# dual simplex is picked by the measured rule above; the translation-reduced LP is tiny and
-# offered automatically.
-for _name, _method in (
-    ("highs", "auto"),
-    ("highs-simplex", "simplex"),
-    ("highs-ipm", "ipm"),
-    ("highs-pdlp", "pdlp"),
+def _auto_crossover(notion: str, entries: float, sweep: bool) -> bool:
+    """Single solves of PML and information privacy from 60×60 on: HiGHS's interior point
+    with crossover to an exact vertex (benchmarks/README.md "Single-alphabet LPs"): pml
+    k = 100: 0.77 s against 9.7 s for Clarabel (whose answer was 1e-6 above the optimum) and
+    2.2 s for the simplex; k = 200: 3.9 s / 72 s / 31 s; LIP k = 100: 2.4 s against 40 s,
+    k = 200: 25 s against 295 s. LDP and maximal leakage stay with Clarabel, faster there
+    (ldp k = 200: 0.87 s against 5.7 s).
+    """
+    return not sweep and notion in ("pml", "information_privacy") and entries >= 3600
+
+
+# HiGHS's default method choice, IPM without crossover and PDLP are used only when named
+# (priority 0): IPM without crossover stops short of a vertex (pml k = 100: 1e-5 above the
+# optimum) and PDLP is a first-order method. The dual simplex and IPM + crossover are picked
+# by the measured rules above; the translation-reduced LP is tiny and offered automatically.
+for _name, _method, _defaults, _priority, _auto in (
+    ("highs", "auto", {}, 0, large_instances),
+    ("highs-simplex", "simplex", {}, 5, _auto_simplex),
+    ("highs-ipm", "ipm", {}, 0, large_instances),
+    ("highs-ipm-crossover", "ipm", {"crossover": True}, 6, _auto_crossover),
+    ("highs-pdlp", "pdlp", {}, 0, large_instances),
 ):
     register(
         Algorithm(
             name=_name,
             notions=NOTIONS,
             applies=applies,
-            solve=_with_method(_method),
-            priority=5 if _method == "simplex" else 0,
+            solve=_with_method(_method, **_defaults),
+            priority=_priority,
             warm_starts=_method == "simplex",
-            auto=_auto_simplex if _method == "simplex" else large_instances,
+            auto=_auto,
             description=(
-                f"sparse LP built with scipy.sparse and solved by HiGHS ({_method}); "
+                f"sparse LP built with scipy.sparse and solved by HiGHS ({_method}"
+                f"{' + crossover' if _defaults.get('crossover') else ''}); "
                 "translation-symmetry reduction for uniform priors with invariant distortion"
             ),
         )
