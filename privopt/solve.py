@@ -112,6 +112,13 @@ class DesignResult:
     extra: dict = field(default_factory=dict)
     warm_state: Any = field(default=None, repr=False, compare=False)
 
+    def __getstate__(self) -> dict:
+        # the warm start may hold solver objects (a HiGHS basis) that do not pickle; a copy
+        # or an unpickled result simply starts cold
+        state = self.__dict__.copy()
+        state["warm_state"] = None
+        return state
+
     def to_dict(self) -> dict:
         """The JSON object of spec/problem-format.md (``privopt solve --json``)."""
         out: dict[str, Any] = {
@@ -798,7 +805,6 @@ def design(
 
 
 # --- fast paths ----------------------------------------------------------------------------
-#: Instances with at least this many mechanism entries go to a fast path automatically.
 def _dense_size(request: DesignRequest) -> float:
     return float(request.prior.n_inputs) * float(request.distortion.n_outputs)
 

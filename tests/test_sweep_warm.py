@@ -180,3 +180,18 @@ def test_interior_point_with_crossover_is_exact(notion):
     simplex = po.design(prior, d, notion, epsilon=0.7, solver="highs-simplex")
     assert res.distortion == pytest.approx(simplex.distortion, abs=1e-9)
     assert res.epsilon <= 0.7 + 1e-9
+
+
+def test_results_and_curves_pickle_without_their_warm_state():
+    import copy
+    import pickle
+
+    prior, d = _instance(8, seed=11)
+    result = po.design(prior, d, "pml", epsilon=0.5, solver="highs-simplex")
+    assert result.warm_state is not None
+    again = pickle.loads(pickle.dumps(result))
+    assert again.warm_state is None and again.distortion == result.distortion
+    assert again.leakage["pml"] == pytest.approx(result.leakage["pml"], abs=0)
+    assert copy.deepcopy(result).mechanism.matrix.tolist() == result.mechanism.matrix.tolist()
+    curve = po.sweep(prior, d, "pml", epsilons=[0.3, 0.6])
+    assert len(pickle.loads(pickle.dumps(curve))) == 2
