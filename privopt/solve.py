@@ -1021,7 +1021,9 @@ class Curve:
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("Curve.to_frame needs pandas: pip install pandas") from exc
+            raise ImportError(
+                "Curve.to_frame needs pandas: pip install pandas (or the [frames] extra)"
+            ) from exc
         return pd.DataFrame.from_records(self.records)
 
     def column(self, key: str) -> np.ndarray:

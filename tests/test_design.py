@@ -834,7 +834,8 @@ def test_sweep_matches_single_designs(notion):
 
 
 def test_sweep_max_distortions_and_frame():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd  # in the [test] extra: Curve.to_frame is part of the API
+
     budgets = [0.1, 0.2, 0.3, 0.45]
     curve = po.sweep(P3, HAMMING3, "mutual_information", max_distortions=budgets)
     assert curve.mode == "max_distortion"
