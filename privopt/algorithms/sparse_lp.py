@@ -53,6 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt import measures
+from privopt.algorithms._inputs import distortion_matrix, prior_probs
 from privopt.algorithms.base import Algorithm, AlgorithmResult, large_instances, register
 from privopt.errors import InputError
 from privopt.model import (
@@ -86,34 +87,7 @@ _MAX_DENSE = 4096
 # input handling
 # --------------------------------------------------------------------------------------------
 def _prior_probs(prior) -> np.ndarray:
-    if isinstance(prior, JointPrior):
-        raise InputError(
-            "the sparse-LP fast path handles a single secret (Prior or DatabasePrior); for a "
-            "joint prior p(s, y) use the generic solver",
-            "prior",
-        )
-    if isinstance(prior, (Prior, DatabasePrior)):
-        return np.asarray(prior.probs, dtype=float)
-    return np.asarray(Prior(prior).probs)
-
-
-def _distortion_matrix(distortion, n_in: int) -> np.ndarray:
-    if isinstance(distortion, Distortion):
-        d = np.asarray(distortion.matrix, dtype=float)
-    else:
-        try:
-            d = np.array(distortion, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError("expected a Distortion or a matrix of numbers", "distortion") from None
-    if d.ndim != 2 or d.shape[0] != n_in:
-        raise InputError(
-            f"the distortion has shape {d.shape} but the prior has {n_in} inputs: one row per "
-            "input symbol",
-            "distortion",
-        )
-    if not np.isfinite(d).all() or (d < 0).any():
-        raise InputError("entries must be finite and non-negative", "distortion.matrix")
-    return d
+    return prior_probs(prior, "sparse-LP")
 
 
 def _relation(prior, neighbors, notion: str) -> NeighborRelation | None:
@@ -241,7 +215,7 @@ def _translation_group(prior, distortion, relation: NeighborRelation | None) -> 
         return group
     if N > _MAX_DENSE:
         return None
-    d = _distortion_matrix(distortion, N)
+    d = distortion_matrix(distortion, N)
     if d.shape[1] != N:
         return None
     x = np.arange(N)
@@ -255,7 +229,7 @@ def _first_row_distortion(distortion, group: _Group) -> np.ndarray:
     """``d0(z) = d(0, z)`` (the number of non-zero digits for database Hamming)."""
     if isinstance(distortion, Distortion) and distortion.is_database_hamming:
         return (group.digits(np.arange(group.size)) != 0).sum(axis=1).astype(float)
-    return _distortion_matrix(distortion, group.size)[0].astype(float)
+    return distortion_matrix(distortion, group.size)[0].astype(float)
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,6 +477,7 @@ def _run_highs(lp: _LP, method: str, tol: float, options: dict, warm_start) -> d
         "max_primal_infeasibility": float(info.max_primal_infeasibility),
         "max_dual_infeasibility": float(info.max_dual_infeasibility),
         "warm_started": warm_used,
+        "crossover": method == "ipm" and bool(options.get("crossover", False)),
     }
     if solution.dual_valid:
         y = np.asarray(solution.row_dual, dtype=float)
@@ -520,6 +495,27 @@ def _run_highs(lp: _LP, method: str, tol: float, options: dict, warm_start) -> d
                     out["x"] = refined
                     out["polished"] = True
     return out
+
+
+def _run_info(lp: _LP, run: dict, method: str, build: float, *, reduced: bool) -> dict:
+    """What a solve reports about its LP and the HiGHS run (``basis`` for warm starts)."""
+    if method == "ipm" and run["crossover"]:
+        method = "ipm+crossover"
+    info = {
+        "method": f"highs-{method}",
+        "highs_status": run["highs_status"],
+        "build_time_s": build,
+        "solve_time_s": run["solve_time_s"],
+        "lp_rows": int(lp.A.shape[0]),
+        "lp_columns": int(lp.A.shape[1]),
+        "lp_nonzeros": int(lp.A.nnz),
+        "max_primal_infeasibility": run["max_primal_infeasibility"],
+        "warm_started": run["warm_started"],
+        "translation_reduced": reduced,
+    }
+    if "basis" in run:
+        info["basis"] = run["basis"]
+    return info
 
 
 def _residual(lp: _LP, x: np.ndarray) -> float:
@@ -833,7 +829,7 @@ def solve(
         return _solve_reduced(
             prior, distortion, notion, eps, relation, group, tol, method, options, warm_start, t0
         )
-    d = _distortion_matrix(distortion, p.size)
+    d = distortion_matrix(distortion, p.size)
     support = np.flatnonzero(p > 0)
     p_s, d_s = p[support], d[support]
     S, U = d_s.shape
@@ -876,30 +872,14 @@ def solve(
         # IPX without crossover may stop at "Unknown" on degenerate LPs (e.g. ε = 0): retry
         # with crossover, which certifies a vertex
         run = _run_highs(lp, chosen, tol, dict(options, crossover=True), warm_start)
-        chosen = "ipm+crossover"
-    if chosen == "ipm" and options.get("crossover"):
-        chosen = "ipm+crossover"
-    info = {
-        "method": f"highs-{chosen}",
-        "highs_status": run["highs_status"],
-        "build_time_s": build,
-        "solve_time_s": run["solve_time_s"],
-        "lp_rows": int(lp.A.shape[0]),
-        "lp_columns": int(lp.A.shape[1]),
-        "lp_nonzeros": int(lp.A.nnz),
-        "max_primal_infeasibility": run["max_primal_infeasibility"],
-        "warm_started": run["warm_started"],
-        "translation_reduced": False,
-    }
-    if "basis" in run:
-        info["basis"] = run["basis"]
+    info = _run_info(lp, run, chosen, build, reduced=False)
     if run["x"] is None or run["status"] == "infeasible":
         return AlgorithmResult(
             status=run["status"] if run["status"] != "optimal" else "failed",
             iterations=run["iterations"],
             info=info,
         )
-    vertex = chosen in ("simplex", "ipm+crossover") or options.get("crossover", False)
+    vertex = chosen == "simplex" or run["crossover"]
     floor = 1e-10 if vertex else max(1e-10, 100 * tol)
     Ws = _clean(run["x"][: S * U].reshape(S, U), floor)
     Ws, theta = _repair(Ws, p_s, notion, eps, pairs, complete)
@@ -949,22 +929,7 @@ def _solve_reduced(
     chosen = "simplex" if method == "auto" else method
     run = _run_highs(lp, chosen, tol, options, warm_start)
     N = group.size
-    if chosen == "ipm" and options.get("crossover"):
-        chosen = "ipm+crossover"
-    info = {
-        "method": f"highs-{chosen}",
-        "highs_status": run["highs_status"],
-        "build_time_s": build,
-        "solve_time_s": run["solve_time_s"],
-        "lp_rows": int(lp.A.shape[0]),
-        "lp_columns": int(lp.A.shape[1]),
-        "lp_nonzeros": int(lp.A.nnz),
-        "max_primal_infeasibility": run["max_primal_infeasibility"],
-        "warm_started": run["warm_started"],
-        "translation_reduced": True,
-    }
-    if "basis" in run:
-        info["basis"] = run["basis"]
+    info = _run_info(lp, run, chosen, build, reduced=True)
     if run["x"] is None or run["status"] != "optimal":
         return AlgorithmResult(
             status="failed" if run["status"] == "optimal" else run["status"],
@@ -1072,10 +1037,10 @@ def _solve_translation(prior, distortion, notion, **kwargs):
 def _auto_simplex(notion: str, entries: float, sweep: bool) -> bool:
     """Sweeps through the dual simplex, each point warm-started from the previous basis
     (measured on this machine, benchmarks/README.md "Curves"): up to 70×70 for PML,
-    information privacy, LDP and maximal leakage (k = 30: ×3.5 to ×7.7 faster than
+    information privacy, LDP and maximal leakage (k = 30: ×4.2 to ×5.7 faster than
     re-solving the cvxpy program through its Parameter), and up to 200×200 for PML
-    (k = 70: ×12). Never for dp / identifiability, whose pair constraints make the simplex
-    slower than Clarabel (dp n = 6, arbitrary prior: 5.4 s against 0.47 s).
+    (k = 70: ×12). Never for dp / identifiability, where the sparse LP's pair constraints
+    make HiGHS slower than Clarabel (dp n = 7, arbitrary prior: 13.1 s against 6.9 s).
     """
     if notion == "pml":
         return sweep and entries <= 40_000
@@ -1087,10 +1052,10 @@ def _auto_simplex(notion: str, entries: float, sweep: bool) -> bool:
 def _auto_crossover(notion: str, entries: float, sweep: bool) -> bool:
     """Single solves of PML and information privacy from 60×60 on: HiGHS's interior point
     with crossover to an exact vertex (benchmarks/README.md "Single-alphabet LPs"): pml
-    k = 100: 0.77 s against 9.7 s for Clarabel (whose answer was 1e-6 above the optimum) and
-    2.2 s for the simplex; k = 200: 3.9 s / 72 s / 31 s; LIP k = 100: 2.4 s against 40 s,
-    k = 200: 25 s against 295 s. LDP and maximal leakage stay with Clarabel, faster there
-    (ldp k = 200: 0.87 s against 5.7 s).
+    k = 100: 0.78 s against 9.7 s for Clarabel (whose answer was 1e-6 above the optimum) and
+    2.2 s for the simplex; k = 200: 3.5 s / 74 s / 33 s; LIP k = 100: 2.6 s against 37 s,
+    k = 200: 25 s against 271 s. LDP and maximal leakage stay with Clarabel, faster there
+    (ldp k = 200: 0.87 s against 7.2 s).
     """
     return not sweep and notion in ("pml", "information_privacy") and entries >= 3600
 
