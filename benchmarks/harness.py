@@ -23,14 +23,14 @@ import numpy as np
 import privopt as po
 from benchmarks import baselines
 from privopt import closed_forms
-from privopt.builder import prepare_request
-from privopt.solve import pick_algorithm
+from privopt.request import prepare_request
+from privopt.solve.selection import choose_methods, why_not
 
 SIZES = ("smoke", "quick", "full")
 #: Fast paths for the linear notions, tried where they apply.
-FAST_LP = ("highs", "symmetric")
+FAST_LP = ("sparse-highs", "symmetric")
 #: ... and on the single-alphabet instances.
-FAST_SINGLE = ("highs", "highs-simplex", "highs-ipm-crossover")
+FAST_SINGLE = ("sparse-highs", "sparse-highs-simplex", "sparse-highs-ipm-crossover")
 
 
 @dataclass
@@ -67,12 +67,16 @@ def _peak_mb() -> float:
 
 
 def _applies(name: str, prior, dist, notion: str, mode: str) -> bool:
-    """Whether the fast path ``name`` is registered and applies to this instance."""
-    algorithm = po.algorithms.ALGORITHMS.get(name)
-    if algorithm is None or notion not in algorithm.notions:
+    """Whether the method ``name`` is registered and applies to this instance."""
+    method = po.METHODS.get(name)
+    if method is None:
         return False
-    neighbors = po.hamming_neighbors(prior.m, prior.n) if prior.is_database else None
-    return bool(algorithm.applies(prior, dist, notion, mode, neighbors=neighbors))
+    point = {"epsilon": 1.0} if mode == "epsilon" else {"max_distortion": 1.0}
+    return why_not(method, prepare_request(prior, dist, notion, **point)) is None
+
+
+def _fast_path(method: str) -> bool:
+    return method in po.METHODS and po.METHODS[method].family == "privopt"
 
 
 def _privopt(prior, dist, notion, solver=None, **request) -> Callable[[], tuple[float, dict]]:
@@ -84,10 +88,10 @@ def _privopt(prior, dist, notion, solver=None, **request) -> Callable[[], tuple[
         info = {
             "status": res.status,
             "total_s": total,
-            "solve_s": res.solver.get("solve_time_s"),
-            "build_s": res.solver.get("build_time_s"),
-            "iterations": res.solver.get("iterations"),
-            "solver": res.solver.get("name"),
+            "solve_s": res.solver.solve_time_s if res.solver else None,
+            "build_s": res.solver.build_time_s if res.solver else None,
+            "iterations": res.solver.iterations if res.solver else None,
+            "solver": res.solver.name if res.solver else None,
             "verified": res.verified,
         }
         return value, info
@@ -116,7 +120,7 @@ def database_cases(size: str) -> list[Case]:
             if n <= 7:  # po.design with no solver named (cvxpy, or the fast path it picks)
                 methods["privopt-default"] = _privopt(prior, dist, "dp", None, epsilon=eps)
             for name in FAST_LP:
-                if name == "highs" and n >= 8 and kind != "uniform":
+                if name == "sparse-highs" and n >= 8 and kind != "uniform":
                     continue  # the generic sparse LP takes minutes there (see README)
                 if _applies(name, prior, dist, "dp", "epsilon"):
                     methods[f"privopt-{name}"] = _privopt(prior, dist, "dp", name, epsilon=eps)
@@ -142,7 +146,7 @@ def database_cases(size: str) -> list[Case]:
                         prior, dist, "identifiability", None, epsilon=eps
                     )
                 for name in FAST_LP:
-                    if name == "highs" and n >= 8 and kind != "uniform":
+                    if name == "sparse-highs" and n >= 8 and kind != "uniform":
                         continue
                     if _applies(name, prior, dist, "identifiability", "epsilon"):
                         methods_i[f"privopt-{name}"] = _privopt(
@@ -174,7 +178,7 @@ def database_cases(size: str) -> list[Case]:
                         prior, dist, "mutual_information", "CLARABEL", max_distortion=budget
                     )
                 }
-                for name in ("blahut_arimoto", "symmetric"):
+                for name in ("blahut-arimoto", "symmetric"):
                     if _applies(name, prior, dist, "mutual_information", "max_distortion"):
                         methods_m[f"privopt-{name}"] = _privopt(
                             prior, dist, "mutual_information", name, max_distortion=budget
@@ -216,12 +220,14 @@ def single_cases(size: str) -> list[Case]:
             # path its measured rule picks); privopt-cvxpy: the cvxpy program, shown when the
             # default is a fast path
             methods = {"privopt-default": _privopt(prior, dist, notion, None, epsilon=eps)}
-            if pick_algorithm(prepare_request(prior, dist, notion, epsilon=eps), None):
+            if _fast_path(
+                choose_methods(prepare_request(prior, dist, notion, epsilon=eps))[0].name
+            ):
                 methods["privopt-cvxpy"] = _privopt(
                     prior, dist, notion, ["CLARABEL", "HIGHS"], epsilon=eps
                 )
             for name in FAST_SINGLE:
-                if name == "highs-simplex" and k > 100 and notion != "pml":
+                if name == "sparse-highs-simplex" and k > 100 and notion != "pml":
                     continue  # minutes to hours there (LIP k = 200: > 15 min)
                 if _applies(name, prior, dist, notion, "epsilon"):
                     methods[f"privopt-{name}"] = _privopt(prior, dist, notion, name, epsilon=eps)
@@ -333,7 +339,7 @@ def target_cases(size: str, n10: bool = False) -> list[Case]:
                 2**10,
                 "m=2 n=10 arbitrary",
                 None,
-                {"privopt-highs": _privopt(prior, dist, "dp", "highs", epsilon=1.0)},
+                {"privopt-sparse-highs": _privopt(prior, dist, "dp", "sparse-highs", epsilon=1.0)},
             )
         )
     k = 1000 if size == "full" else 300
@@ -350,11 +356,11 @@ def target_cases(size: str, n10: bool = False) -> list[Case]:
             f"k={k}",
             None,
             {
-                "privopt-blahut_arimoto": _privopt(
+                "privopt-blahut-arimoto": _privopt(
                     po.Prior(p),
                     po.Distortion.from_matrix(d),
                     "mutual_information",
-                    "blahut_arimoto",
+                    "blahut-arimoto",
                     max_distortion=budget,
                 )
             },
@@ -427,8 +433,8 @@ def curve_cases(size: str) -> list[dict]:
         t0 = time.perf_counter()
         curve = po.sweep(pr, dist, notion, epsilons=eps)
         many = time.perf_counter() - t0
-        method = curve.results[0].solver["name"] if curve.results[0] else "?"
-        if method in po.algorithms.ALGORITHMS:
+        method = curve.results[0].solver.name if curve.results[0] else "?"
+        if _fast_path(method):
             one_same = _time_one(
                 functools.partial(po.design, pr, dist, notion, epsilon=1.0, solver=method)
             )
@@ -436,7 +442,7 @@ def curve_cases(size: str) -> list[dict]:
             one_same = one_default
         dpp = float("nan")
         slow = notion == "mutual_information" and pr.n_inputs > 30
-        if method in po.algorithms.ALGORITHMS and not slow and size != "smoke":
+        if _fast_path(method) and not slow and size != "smoke":
             chain = "CLARABEL" if notion == "mutual_information" or pr.n_inputs > 60 else "HIGHS"
             t0 = time.perf_counter()
             po.sweep(pr, dist, notion, epsilons=eps, solver=chain)
@@ -447,7 +453,7 @@ def curve_cases(size: str) -> list[dict]:
                 "curve": label,
                 "points": n_points,
                 "method": method,
-                "one_default_method": one.solver.get("name"),
+                "one_default_method": one.solver.name,
                 "one_default_s": one_default,
                 "one_same_method_s": one_same,
                 "curve_s": many,

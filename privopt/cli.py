@@ -155,6 +155,44 @@ def _progress(desc: str):
     return lambda points: tqdm(points, desc=desc, unit="pt", leave=False, file=sys.stderr)
 
 
+class _SolveStatus:
+    """A one-line status (method, stage, iterations, elapsed) on a terminal during a solve."""
+
+    def __init__(self):
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            total=None,
+            desc="solving",
+            bar_format="{desc}: {postfix} [{elapsed}]",
+            file=sys.stderr,
+            leave=False,
+        )
+
+    def __call__(self, event) -> None:
+        text = f"{event.method} {event.stage}"
+        if event.iteration is not None:
+            text += f", iteration {event.iteration}"
+        self.bar.set_postfix_str(text)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _solve_progress():
+    """A :class:`_SolveStatus` when stderr is a terminal, else ``None``."""
+    try:
+        interactive = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if not interactive:
+        return None
+    try:
+        return _SolveStatus()
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+
+
 def _load_demo() -> ProblemSpec:
     from importlib import resources
 
@@ -255,10 +293,27 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict]) -> str:
             f"line search {ls.get('solves')} solves, bracket [{_fmt(ls['bracket'][0])}, "
             f"{_fmt(ls['bracket'][1])}]"
         )
+    cert = out.get("certificate")
+    if cert:
+        if cert.get("lower_bound") is not None:
+            lines.append(
+                f"certificate lower bound {_fmt(cert['lower_bound'], 12)}, relative gap "
+                f"{_fmt(cert['relative_gap'], 3)} (tolerance {cert['tolerance']:g}; "
+                f"{cert['source']})"
+            )
+        else:
+            lines.append(f"certificate {cert['source']}")
+    if out.get("message"):
+        lines.append(f"note        {out['message']}")
+    if out["epsilon"] is None:
+        return "\n".join(lines + ["", "no feasible mechanism was found"])
     lines.append(f"level       {notion} = {_fixed(out['epsilon'], 12)} nats")
     lines.append(f"distortion  E[d] = {_fixed(out['distortion'], 12)}")
-    lines += ["", "optimal mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
-    lines += _matrix_lines(np.array(out["mechanism"]), out["inputs"], out["outputs"])
+    if out.get("mechanism") is None:
+        lines += ["", "the mechanism is too large to print (it is held in structured form)"]
+    else:
+        lines += ["", "optimal mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
+        lines += _matrix_lines(np.array(out["mechanism"]), out["inputs"], out["outputs"])
     if out.get("leakage"):
         lines += [""] + _leakage_lines(out["leakage"], notion, spec.prior, spec.neighbors)
     if checks:
@@ -267,12 +322,22 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict]) -> str:
 
 
 # --- commands --------------------------------------------------------------------------------
-def _solve_spec(spec: ProblemSpec, solver: str | None) -> tuple[dict, list[dict]]:
-    with _about(spec.path):
-        result = spec.solve(solver=solver, raise_on_infeasible=False)
+def _solve_spec(
+    spec: ProblemSpec, solver: str | None, time_limit: float | None = None
+) -> tuple[dict, list[dict]]:
+    status = _solve_progress()
+    try:
+        with _about(spec.path):
+            result = spec.solve(
+                solver=solver,
+                raise_on_infeasible=False,
+                time_limit=time_limit,
+                on_progress=status,
+            )
+    finally:
+        if status is not None:
+            status.close()
     out = result.to_dict()
-    if result.status == "infeasible" and result.extra.get("quantity"):
-        out["least_achievable_quantity"] = result.extra["quantity"]
     out["file"] = spec.path
     if spec.title:
         out["title"] = spec.title
@@ -326,6 +391,9 @@ def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args) -> int
             hint = f"; least achievable {quantity}: {_fmt(least, 12)}"
         print(f"privopt: {spec.path}: infeasible: {message}{hint}", file=sys.stderr)
         return 1
+    if out["status"] == "time_limit":
+        print(f"privopt: {spec.path}: {out.get('message', 'time limit reached')}", file=sys.stderr)
+        return 3
     return 0
 
 
@@ -341,15 +409,22 @@ def cmd_solve(args) -> int:
         raise InputError(
             f"unknown extension {os.path.splitext(args.out)[1]!r}: use .json, .csv or .npz", "--out"
         )
-    out, checks = _solve_spec(spec, args.solver)
-    if args.out and out["status"] != "infeasible":
+    out, checks = _solve_spec(spec, args.solver, args.time_limit)
+    if args.out and out.get("mechanism") is not None:
         _write_mechanism(out, args.out)
         if not args.json:
             print(f"\nwrote the mechanism to {args.out}")
     return _finish_solve(spec, out, checks, args)
 
 
-def _run_sweep(spec: ProblemSpec, notion: str, mode: str, points: list[float], solver):
+def _run_sweep(
+    spec: ProblemSpec,
+    notion: str,
+    mode: str,
+    points: list[float],
+    solver,
+    time_limit: float | None = None,
+):
     from privopt.notions import get_notion
     from privopt.solve import sweep
 
@@ -361,7 +436,7 @@ def _run_sweep(spec: ProblemSpec, notion: str, mode: str, points: list[float], s
             notion,
             solver=solver or spec.solver,
             progress=_progress(get_notion(notion).name),
-            extra_distortions=spec.extra_distortions,
+            time_limit=time_limit if time_limit is not None else spec.time_limit,
             **{key: points},
             **spec.design_kwargs(notion),
         )
@@ -467,7 +542,9 @@ def cmd_curve(args) -> int:
     for option, path in (("--plot", args.plot), ("--csv", args.csv)):
         if path:
             _check_writable(path, option)
-    curves = [_run_sweep(spec, notion, mode, points, args.solver) for notion in notions]
+    curves = [
+        _run_sweep(spec, notion, mode, points, args.solver, args.time_limit) for notion in notions
+    ]
     records = _curve_records(curves)
     if args.csv:
         _write_csv(records, args.csv)
@@ -571,7 +648,7 @@ def cmd_audit(args) -> int:
 def cmd_demo(args) -> int:
     start = time.perf_counter()
     spec = _load_demo()
-    out, checks = _solve_spec(spec, args.solver)
+    out, checks = _solve_spec(spec, args.solver, args.time_limit)
     figure = None
     curves = []
     if not args.no_plot:
@@ -585,7 +662,9 @@ def cmd_demo(args) -> int:
         start_eps, stop_eps, count = DEMO_SWEEP
         points = [float(v) for v in np.linspace(start_eps, stop_eps, count)]
         notions = ["identifiability", "dp"]
-        curves = [_run_sweep(spec, n, "epsilon", points, args.solver) for n in notions]
+        curves = [
+            _run_sweep(spec, n, "epsilon", points, args.solver, args.time_limit) for n in notions
+        ]
         highlight = None
         if out["status"] != "infeasible":
             highlight = (
@@ -641,17 +720,48 @@ def cmd_notions(args) -> int:
 
 
 def cmd_solvers(args) -> int:
-    from privopt.solve import available_solvers
+    from privopt.methods import METHODS, method_names
 
-    names = available_solvers()
+    rows = [
+        {"name": name, "family": METHODS[name].family, "description": METHODS[name].description}
+        for name in method_names()
+    ]
     if args.json:
-        _print_json(names)
+        _print_json(rows)
     else:
-        print("\n".join(names))
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            print(f"{r['name']:<{width}}  {r['description']}")
+        print("\nNames are matched case-insensitively; privopt picks methods itself when none is")
+        print("named, and falls back to the next one when a method fails or cannot certify.")
     return 0
 
 
 # --- parser and entry point ------------------------------------------------------------------
+def _seconds(text: str) -> float:
+    from privopt.validation import check_time_limit
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number > 0), got {text!r}") from None
+    try:
+        return check_time_limit(value, "--time-limit")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _time_limit_option(p: argparse.ArgumentParser, what: str = "") -> None:
+    p.add_argument(
+        "--time-limit",
+        metavar="SECONDS",
+        type=_seconds,
+        default=None,
+        help=f"stop after SECONDS{' ' + what if what else ''} with status time_limit (exit 3); "
+        "overrides [solver] time_limit",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -686,6 +796,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", metavar="PATH", help="also write the mechanism to PATH (.json, .csv or .npz)"
     )
+    _time_limit_option(p)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser(
@@ -708,6 +819,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
+    _time_limit_option(p, "for the whole curve")
     p.set_defaults(func=cmd_curve)
 
     p = sub.add_parser(
@@ -738,6 +850,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
+    _time_limit_option(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("notions", parents=[common], help="list the privacy notions")

@@ -8,19 +8,25 @@ to solve it (``[solver]``), what the answer must be (``[reference]``) and, for
 
 Every problem with a file is an :class:`~privopt.errors.InputError` whose message starts
 with the file name and the key at fault, e.g.
-``problems/x.toml: prior.probs: sums to 0.9, off by -0.1: …``.
+``problems/x.toml: prior.probs: sums to 0.9, off by -0.1: …``. The parser checks the shape
+and types of what it reads; the values are checked by the same validation as the Python API
+(:mod:`privopt.validation`, :func:`privopt.request.prepare_request`), so a mistake gets the
+same message in a file and in Python.
 
 Optional keys beyond the spec (all documented in README.cli.md):
 
 ``[prior.database] symbols``
     names of the ``m`` row values (database labels join them).
-``[privacy] priors = [[…], …]``
-    the finite prior class of the notion ``robust_pml`` (pmfs over the secret alphabet).
+``[privacy] <option> = …``
+    a notion's own options, declared by the notion (e.g. ``priors = [[…], …]``, the finite
+    prior class of ``robust_pml``); ``privopt notions`` lists them.
 ``[privacy] observe_secret = true``
     joint priors only: the mechanism sees ``(Y, S)`` (Calmon–Fawaz Remarks 3–4).
 ``[[distortion.extra]]``
     further budgets ``E[d_k] ≤ budget`` (Calmon–Fawaz Remark 1); each has ``budget`` and a
     distortion given like the main one (``kind``, ``values``, ``matrix``).
+``[solver] time_limit``
+    seconds for the whole solve (status ``time_limit`` when reached).
 ``[mechanism] output_labels``
     names of the mechanism's outputs (audit files).
 ``[reference] status, least_achievable, leakage, pml_per_output``
@@ -45,7 +51,15 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
 from privopt.model._validate import as_labels, as_pmf
-from privopt.notions import get_notion
+from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
+from privopt.validation import (
+    NEIGHBOR_NAMES,
+    check_budget,
+    check_level,
+    check_time_limit,
+    check_tolerance,
+    resolve_neighbors,
+)
 
 __all__ = [
     "ProblemSpec",
@@ -63,8 +77,8 @@ VALID_KEYS: dict[str, tuple[str, ...]] = {
     "prior.database": ("m", "n", "row_probs", "probs", "symbols"),
     "distortion": ("kind", "values", "matrix", "output_labels", "extra"),
     "distortion.extra": ("kind", "values", "matrix", "budget"),
-    "privacy": ("notion", "epsilon", "max_distortion", "neighbors", "priors", "observe_secret"),
-    "solver": ("name", "tolerance"),
+    "privacy": ("notion", "epsilon", "max_distortion", "neighbors", "observe_secret"),
+    "solver": ("name", "tolerance", "time_limit"),
     "reference": (
         "distortion",
         "epsilon",
@@ -79,7 +93,14 @@ VALID_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix")
-NEIGHBOR_CHOICES = ("hamming", "all")
+NEIGHBOR_CHOICES = NEIGHBOR_NAMES
+
+
+def notion_option_keys() -> tuple[str, ...]:
+    """The ``[privacy]`` keys that some notion declares as an option."""
+    return tuple(sorted({o.name for n in NOTIONS.values() for o in n.options}))
+
+
 #: Default tolerance of a ``[reference]`` comparison.
 DEFAULT_REFERENCE_TOLERANCE = 1e-6
 
@@ -101,12 +122,14 @@ class ProblemSpec:
         Exactly one is set in a problem file.
     neighbors : str or None
         ``"hamming"`` or ``"all"`` as written; ``None`` = the default of the prior.
-    priors : list of numpy.ndarray or None
-        The prior class of ``robust_pml``.
+    options : dict
+        The notion's own options, validated (e.g. ``priors`` of ``robust_pml``).
     observe_secret : bool
     extra_distortions : list of (Distortion, float)
     solver : str or None
     tolerance : float or None
+    time_limit : float or None
+        Seconds (``[solver] time_limit``).
     reference : dict
     mechanism : Mechanism or None
     title, source : str or None
@@ -119,15 +142,21 @@ class ProblemSpec:
     epsilon: float | None = None
     max_distortion: float | None = None
     neighbors: str | None = None
-    priors: list | None = None
+    options: dict = field(default_factory=dict)
     observe_secret: bool = False
     extra_distortions: list = field(default_factory=list)
     solver: str | None = None
     tolerance: float | None = None
+    time_limit: float | None = None
     reference: dict = field(default_factory=dict)
     mechanism: Mechanism | None = None
     title: str | None = None
     source: str | None = None
+
+    @property
+    def priors(self) -> list | None:
+        """The prior class of ``robust_pml`` (``[privacy] priors``), if given."""
+        return self.options.get("priors")
 
     @property
     def mode(self) -> str | None:
@@ -143,21 +172,52 @@ class ProblemSpec:
 
     def design_kwargs(self, notion: str | None = None) -> dict:
         """Keyword arguments of :func:`privopt.design` / :func:`privopt.sweep` for ``notion``
-        (default: the file's), without the level / budget."""
-        notion = notion or self.notion
+        (default: the file's), without the level / budget.
+
+        Parameters
+        ----------
+        notion : str, optional
+
+        Returns
+        -------
+        dict
+        """
+        notion = get_notion(notion or self.notion)
         kwargs: dict[str, Any] = {
-            "neighbors": self.neighbors_for(notion),
+            "neighbors": self.neighbors_for(notion.name),
             "observe_secret": self.observe_secret,
+            "extra_distortions": self.extra_distortions,
         }
-        if get_notion(notion).name == "robust_pml":
-            kwargs["priors"] = self.priors
+        declared = {o.name for o in notion.options}
+        kwargs.update({k: v for k, v in self.options.items() if k in declared})
         if self.tolerance is not None:
             kwargs["tol"] = self.tolerance
         return kwargs
 
-    def solve(self, solver: str | None = None, raise_on_infeasible: bool = False):
-        """Solve the file's request with :func:`privopt.design` (infeasible → a result with
-        status ``"infeasible"`` unless ``raise_on_infeasible``)."""
+    def solve(
+        self,
+        solver: str | None = None,
+        raise_on_infeasible: bool = False,
+        time_limit: float | None = None,
+        on_progress=None,
+    ):
+        """Solve the file's request with :func:`privopt.design`.
+
+        Parameters
+        ----------
+        solver : str, optional
+            Overrides ``[solver] name``.
+        raise_on_infeasible : bool
+            Raise instead of returning a result with status ``"infeasible"``.
+        time_limit : float, optional
+            Overrides ``[solver] time_limit`` (seconds).
+        on_progress : callable, optional
+            Receives progress events.
+
+        Returns
+        -------
+        DesignResult
+        """
         from privopt.solve import design
 
         if self.notion is None or self.mode is None or self.distortion is None:
@@ -172,8 +232,9 @@ class ProblemSpec:
             epsilon=self.epsilon,
             max_distortion=self.max_distortion,
             solver=solver or self.solver,
-            extra_distortions=self.extra_distortions,
             raise_on_infeasible=raise_on_infeasible,
+            time_limit=time_limit if time_limit is not None else self.time_limit,
+            on_progress=on_progress,
             **self.design_kwargs(),
         )
 
@@ -250,6 +311,8 @@ class _Parser:
     # --- generic checks ----------------------------------------------------------------------
     def check_keys(self, table: dict, section: str) -> None:
         valid = VALID_KEYS[section]
+        if section == "privacy":
+            valid = valid + notion_option_keys()
         for key in table:
             if key not in valid:
                 where = f"{section}.{key}" if section else key
@@ -378,6 +441,7 @@ class _Parser:
         ref_t = self.table(data, "reference", "")
         if ref_t is not None:
             spec.reference = self.reference(ref_t)
+        self.request(spec)
         return spec
 
     def prior(self, t: dict):
@@ -530,7 +594,9 @@ class _Parser:
         name = t.get("notion")
         if name is None:
             if self.purpose == "solve":
-                raise self.err("privacy.notion", "missing; give one of the registered notions")
+                raise self.err(
+                    "privacy.notion", f"missing; give one of: {', '.join(notion_names())}"
+                )
         else:
             if not isinstance(name, str):
                 raise self.err("privacy.notion", f"expected a string, got {_kind(name)}")
@@ -549,89 +615,62 @@ class _Parser:
                 "give epsilon (minimise E[d] at that privacy level, nats) or max_distortion "
                 "(minimise the level within that distortion budget); found neither",
             )
-        spec.epsilon, spec.max_distortion = eps, budget
-
+        spec.epsilon = None if eps is None else check_level(eps, "privacy.epsilon")
+        spec.max_distortion = None if budget is None else check_budget(budget)
         neighbors = t.get("neighbors")
         if neighbors is not None:
-            if neighbors not in NEIGHBOR_CHOICES:
-                raise self.err(
-                    "privacy.neighbors",
-                    f"unknown relation {neighbors!r}; valid: {', '.join(NEIGHBOR_CHOICES)}",
-                )
-            if neighbors == "hamming" and not spec.prior.is_database:
-                raise self.err(
-                    "privacy.neighbors",
-                    '"hamming" needs a database prior ([prior.database] with m and n); on a single '
-                    'alphabet or a joint prior use "all"',
-                )
-            if spec.notion is not None:
-                notion = get_notion(spec.notion)
-                if notion.name == "ldp" and neighbors != "all":
-                    raise self.err(
-                        "privacy.neighbors",
-                        'ldp is dp over all pairs: use neighbors = "all" or notion = "dp"',
-                    )
-                if not notion.uses_neighbors and notion.name != "ldp":
-                    raise self.err(
-                        "privacy.neighbors",
-                        f"the notion {notion.name!r} takes no neighbour relation; only dp and "
-                        "identifiability do",
-                    )
+            if not isinstance(neighbors, str):
+                raise self.err("privacy.neighbors", f"expected a string, got {_kind(neighbors)}")
+            resolve_neighbors(spec.prior, neighbors)  # a known relation for this prior
             spec.neighbors = neighbors
-
-        priors = t.get("priors")
-        if priors is not None:
-            if spec.notion is not None and spec.notion != "robust_pml":
-                raise self.err("privacy.priors", 'only used with notion = "robust_pml"')
-            if (
-                not isinstance(priors, list)
-                or not priors
-                or not all(isinstance(q, list) for q in priors)
-            ):
-                raise self.err(
-                    "privacy.priors",
-                    "expected a non-empty list of pmfs, e.g. [[0.5, 0.5], [0.2, 0.8]]",
-                )
-            spec.priors = []
-            for i, q in enumerate(priors):
-                pmf = as_pmf(self.vector_value(q, f"privacy.priors[{i}]"), f"privacy.priors[{i}]")
-                if pmf.size != spec.prior.n_secrets:
-                    raise self.err(
-                        f"privacy.priors[{i}]",
-                        f"has {pmf.size} entries but the secret has {spec.prior.n_secrets} symbols",
-                    )
-                spec.priors.append(pmf)
-        elif spec.notion == "robust_pml":
-            raise self.err(
-                "privacy.priors", "missing: robust_pml needs priors = [[…], …], the prior class"
-            )
-
         observe = t.get("observe_secret")
         if observe is not None:
             if not isinstance(observe, bool):
                 raise self.err(
                     "privacy.observe_secret", f"expected true or false, got {_kind(observe)}"
                 )
-            if observe and not spec.prior.is_joint:
-                raise self.err("privacy.observe_secret", "needs a joint prior (joint = [[…]])")
             spec.observe_secret = observe
+        raw = {k: v for k, v in t.items() if k in notion_option_keys()}
+        if spec.notion is not None:
+            spec.options = get_notion(spec.notion).validate_options(spec.prior, raw)
+        else:  # an audit file without a notion: each option checked by a notion that has it
+            for key, value in raw.items():
+                owner = get_notion(option_owners(key)[0])
+                spec.options.update(owner.validate_options(spec.prior, {key: value}))
 
     def solver(self, t: dict, spec: ProblemSpec) -> None:
         name = self.string(t, "name", "solver")
         if name is not None:
-            from privopt.solve import available_solvers
+            from privopt.methods import lookup, method_names
 
-            valid = available_solvers()
-            if name.upper() not in {v.upper() for v in valid}:
+            if lookup(name) is None:
                 raise self.err(
                     "solver.name",
-                    f"unknown or uninstalled solver {name!r}; available: {', '.join(valid)}",
+                    f"unknown or uninstalled solver {name!r}; available: "
+                    f"{', '.join(method_names())}",
                 )
         spec.solver = name
         tol = self.number(t, "tolerance", "solver")
-        if tol is not None and tol <= 0:
-            raise self.err("solver.tolerance", f"must be > 0, got {tol}")
-        spec.tolerance = tol
+        spec.tolerance = None if tol is None else check_tolerance(tol, "solver.tolerance")
+        limit = self.number(t, "time_limit", "solver", allow_inf=True)
+        spec.time_limit = check_time_limit(limit, "solver.time_limit")
+
+    def request(self, spec: ProblemSpec) -> None:
+        """Validate the whole design request as the Python API would (same messages)."""
+        from privopt.request import prepare_request
+
+        if spec.notion is None or spec.distortion is None or spec.mode is None:
+            return
+        kwargs = spec.design_kwargs()
+        kwargs.pop("tol", None)
+        prepare_request(
+            spec.prior,
+            spec.distortion,
+            spec.notion,
+            epsilon=spec.epsilon,
+            max_distortion=spec.max_distortion,
+            **kwargs,
+        )
 
     def mechanism(self, t: dict, prior, distortion: Distortion | None) -> Mechanism:
         if "matrix" not in t:

@@ -20,15 +20,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from privopt.errors import InputError
-from privopt.model import (
-    Distortion,
-    NeighborRelation,
-    all_pairs,
-    as_matrix,
-    as_prior,
-    hamming_neighbors,
-)
+from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
 from privopt.model._validate import as_pmf
+from privopt.validation import default_neighbors, resolve_neighbors
 
 __all__ = [
     "NATS_PER_BIT",
@@ -54,6 +48,7 @@ __all__ = [
     "persuasive_privacy_level",
     "neighbor_pair_priors",
     "default_neighbors",
+    "least_identifiability_level",
 ]
 
 #: ln 2: one bit is ln 2 nats.
@@ -295,14 +290,6 @@ def leakage_capacity(mechanism) -> float:
     return _column_ratio_level(as_matrix(mechanism))
 
 
-def default_neighbors(prior) -> NeighborRelation:
-    """Hamming neighbours on a database prior, all pairs otherwise (spec problem-format)."""
-    prior = as_prior(prior)
-    if prior.is_database:
-        return hamming_neighbors(prior.m, prior.n)
-    return all_pairs(prior.n_secrets)
-
-
 def _pair_level(
     log_num: np.ndarray, log_den: np.ndarray, neighbors: NeighborRelation, keep: np.ndarray
 ) -> float:
@@ -365,28 +352,7 @@ def _difference(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
 
 
 def _neighbors_for(st: _Setting, neighbors) -> NeighborRelation:
-    rel = default_neighbors(st.prior) if neighbors is None else neighbors
-    if isinstance(rel, str):
-        if rel == "hamming":
-            if not st.prior.is_database:
-                raise InputError(
-                    "Hamming neighbours need a database prior ([prior.database] with m and n); "
-                    "use neighbors = 'all' on a single alphabet",
-                    "privacy.neighbors",
-                )
-            rel = hamming_neighbors(st.prior.m, st.prior.n)
-        elif rel == "all":
-            rel = all_pairs(st.prior.n_secrets)
-        else:
-            raise InputError(
-                f"unknown relation {rel!r}: use 'hamming' or 'all'", "privacy.neighbors"
-            )
-    if rel.size != st.prior.n_secrets:
-        raise InputError(
-            f"the relation is on {rel.size} inputs but the secret has {st.prior.n_secrets}",
-            "privacy.neighbors",
-        )
-    return rel
+    return resolve_neighbors(st.prior, neighbors)
 
 
 def _full_rows(st: _Setting) -> np.ndarray:
@@ -422,6 +388,43 @@ def identifiability_level(
     rel = _neighbors_for(st, neighbors)
     log_joint = _log(_full_rows(st)) + _log(st.p)[:, None]  # ln p(x)W[x,u], no underflow
     return _pair_level(log_joint, log_joint, rel, np.flatnonzero(st.s_mask))
+
+
+def least_identifiability_level(prior, neighbors: NeighborRelation | str | None = None) -> float:
+    """The least identifiability level of any mechanism, ``ε_X = max_{x~x'} ln p(x)/p(x')``
+    over neighbours in the support (Wang, Ying & Zhang 2016, eq. (18) and Lemma 3; with all
+    pairs, the least LDI level).
+
+    Summing ``p(x) p(u|x) ≤ e^ε p(x') p(u|x')`` over ``u`` gives ``p(x) ≤ e^ε p(x')``, and a
+    constant mechanism attains it, so identifiability at level ε is feasible exactly when
+    ``ε ≥ ε_X``. For i.i.d. rows with Hamming neighbours it is ``ln max π / min π`` over the
+    row values of positive mass (computed without enumerating ``Dⁿ``).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+    neighbors : NeighborRelation, {"hamming", "all"} or None
+        Default: Hamming on databases, all pairs otherwise.
+
+    Returns
+    -------
+    float
+        ``ε_X`` in nats (0 when no two neighbours lie in the support).
+    """
+    prior = as_prior(prior)
+    rel = resolve_neighbors(prior, neighbors)
+    if getattr(prior, "is_iid", False) and rel.kind == "hamming":
+        q = prior.row_probs[prior.row_probs > 0]
+        return float(np.log(q.max() / q.min())) if prior.n >= 1 else 0.0
+    p = prior.secret_probs
+    support = np.flatnonzero(p > 0)
+    if rel.kind == "all" and rel.n_pairs == rel.size * (rel.size - 1):
+        q = p[support]
+        return float(np.log(q.max() / q.min())) if q.size > 1 else 0.0
+    rel = rel.restricted(support)
+    if rel.n_pairs == 0:
+        return 0.0
+    return float(max((np.log(p[rel.left]) - np.log(p[rel.right])).max(), 0.0))
 
 
 @_with_unit

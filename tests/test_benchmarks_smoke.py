@@ -27,7 +27,7 @@ def test_benchmark_smoke(tmp_path):
             assert r["error"] < 1e-6, r
     with paths["curves"].open() as fh:
         curves = list(csv.DictReader(fh))
-    assert {c["method"] for c in curves} == {"highs-simplex", "blahut_arimoto"}
+    assert {c["method"] for c in curves} == {"sparse-highs-simplex", "blahut-arimoto"}
     for c in curves:
         assert c["points_optimal"] == c["points"] == "5"
         assert float(c["curve_s"]) > 0 and float(c["ratio_vs_same_method"]) > 0

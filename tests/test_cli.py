@@ -468,7 +468,8 @@ def test_notions_and_solvers_lists(capsys):
     code, data, _ = run_json(capsys, "notions")
     assert code == 0 and {r["name"] for r in data} == set(notion_names())
     code, data, _ = run_json(capsys, "solvers")
-    assert code == 0 and "CLARABEL" in data
+    assert code == 0 and "CLARABEL" in {r["name"] for r in data}
+    assert {"symmetric", "blahut-arimoto", "sparse-highs-simplex"} <= {r["name"] for r in data}
 
 
 # --- the files module ------------------------------------------------------------------------

@@ -332,7 +332,7 @@ def test_theorem_2_line_search(delta, eps_star):
     assert res.epsilon == pytest.approx(eps_star, abs=1e-6)
     assert within_budget(res.distortion, delta)
     assert res.line_search is not None
-    lo, hi = res.line_search["bracket"]
+    lo, hi = res.line_search.bracket
     assert lo <= hi and hi - lo <= 1e-7 + 1e-12
     assert res.epsilon <= hi + 1e-9
 
@@ -1029,23 +1029,23 @@ def test_identifiability_on_database_without_full_support(row):
 
 def test_solver_choice_and_line_search_tolerance():
     ref = po.design(P3, HAMMING3, "pml", epsilon=0.5)
-    assert ref.solver["name"] == "HIGHS"  # LPs go to HiGHS first
+    assert ref.solver.name == "HIGHS"  # LPs go to HiGHS first
     for name in ("CLARABEL", "ECOS"):
         res = po.design(P3, HAMMING3, "pml", epsilon=0.5, solver=name)
-        assert res.solver["name"] == name
+        assert res.solver.name == name
         assert res.distortion == pytest.approx(ref.distortion, abs=1e-6)
     mi = po.design(P3, HAMMING3, "mutual_information", max_distortion=0.3, solver="ECOS")
-    assert mi.solver["name"] == "ECOS"
+    assert mi.solver.name == "ECOS"
     assert mi.epsilon == pytest.approx(
         po.design(P3, HAMMING3, "mutual_information", max_distortion=0.3).epsilon, abs=1e-6
     )
     with pytest.raises(InputError):
         po.design(P3, HAMMING3, "pml", epsilon=0.5, solver="NO_SUCH_SOLVER")
     coarse = po.design(P3, HAMMING3, "pml", max_distortion=0.3, tol=1e-3)
-    lo, hi = coarse.line_search["bracket"]
+    lo, hi = coarse.line_search.bracket
     assert 0 <= hi - lo <= 1e-3
     fine = po.design(P3, HAMMING3, "pml", max_distortion=0.3, tol=1e-9)
-    assert fine.line_search["solves"] > coarse.line_search["solves"]
+    assert fine.line_search.solves > coarse.line_search.solves
     assert fine.epsilon <= coarse.epsilon + 1e-9
     assert coarse.epsilon - fine.epsilon <= 1e-3
 

@@ -138,7 +138,7 @@ def test_solver_stopped_early_falls_back_then_errors():
     res = solve_problem(
         pp, solver=["CLARABEL", "ECOS"], solver_options={"CLARABEL": {"max_iter": 1}}
     )
-    assert res.solver["name"] == "ECOS" and res.solver["tried"] == ["CLARABEL", "ECOS"]
+    assert res.solver.name == "ECOS" and res.solver.tried == ["CLARABEL", "ECOS"]
     pp = po.build_problem(P3, "absolute", "mutual_information", epsilon=0.3)
     with pytest.raises(po.SolverError):
         solve_problem(

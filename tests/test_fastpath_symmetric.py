@@ -1,4 +1,4 @@
-"""Tests of the symmetric fast path (privopt/algorithms/symmetric.py).
+"""Tests of the symmetric method (privopt/methods/symmetric).
 
 Oracles: [004] closed forms (h(ε), Thm 1, Lemma 3, Thm 2 / spec §3.7), the LP tables of
 spec §5.3–§5.4, and an independent dense formulation of PD-DP / PD-I / PD-MIP in cvxpy
@@ -11,22 +11,40 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+import privopt as po
 from privopt import closed_forms as cf
 from privopt import measures as ms
-from privopt.algorithms import ALGORITHMS, AlgorithmResult
-from privopt.algorithms.symmetric import (
+from privopt.errors import InputError
+from privopt.methods import METHODS, solve_point
+from privopt.methods.symmetric import (
     SymmetricMechanism,
-    _single_row_lp_direct,
-    applies_symmetric,
     joint_types,
     orbit_count,
     rate_distortion_hamming,
     single_row_lp,
-    solve_symmetric,
     verify_symmetric,
 )
-from privopt.errors import InputError
+from privopt.methods.symmetric.single_letter import _single_row_lp_direct
 from privopt.model import DatabasePrior, Distortion, hamming_neighbors
+from privopt.request import prepare_request
+from privopt.solve.selection import why_not
+from tests.crosscheck.symmetric_orbits import orbit_lp, solve_orbit_ba
+
+
+def solve_symmetric(prior, dist, notion, **kw):
+    """The symmetric method through the solve driver: re-measured and certified."""
+    return po.design(
+        prior, dist, notion, solver="symmetric", raise_on_infeasible=False, tol=1e-12, **kw
+    )
+
+
+def applies_symmetric(prior, dist, notion, mode, **kw):
+    point = {"epsilon": 1.0} if mode == "epsilon" else {"max_distortion": 1.0}
+    try:
+        request = prepare_request(prior, dist, notion, **point, **kw)
+    except InputError:
+        return False
+    return why_not(METHODS["symmetric"], request) is None
 
 
 # ------------------------------------------------------------------------------------------
@@ -104,9 +122,11 @@ def _slb(row_probs, n, D):
 # Registration and applicability
 # ------------------------------------------------------------------------------------------
 def test_registered():
-    algo = ALGORITHMS["symmetric"]
-    assert set(algo.notions) == {"dp", "identifiability", "mutual_information"}
-    assert algo.solve is solve_symmetric
+    method = METHODS["symmetric"]
+    assert method.family == "privopt" and method.priority > 0
+    prior, dist = _instance([0.7, 0.3], 5)
+    for notion in ["dp", "identifiability", "mutual_information"]:
+        assert applies_symmetric(prior, dist, notion, "epsilon")
 
 
 def test_applies():
@@ -121,10 +141,9 @@ def test_applies():
     assert not applies_symmetric(prior, Distortion.hamming(32), "dp", "epsilon")
     full = DatabasePrior(2, 5, probs=np.full(32, 1 / 32))
     assert not applies_symmetric(full, dist, "dp", "epsilon")
-    assert not applies_symmetric(prior, dist, "mutual_information", "epsilon", method="orbit_lp")
     with pytest.raises(InputError):
         solve_symmetric(prior, dist, "dp", epsilon=1.0, max_distortion=1.0)
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="Hamming neighbours"):
         solve_symmetric(prior, dist, "dp", epsilon=1.0, neighbors="all")
 
 
@@ -162,11 +181,11 @@ def test_lp_against_dense(row_probs, n, eps, notion):
         assert res.status == "infeasible"
         p = np.asarray(row_probs)
         p = p[p > 0]
-        assert res.certificate["least_achievable"] == pytest.approx(np.log(p.max() / p.min()))
+        assert res.least_achievable == pytest.approx(np.log(p.max() / p.min()))
         return
     assert res.status == "optimal"
     assert res.objective == pytest.approx(ref, abs=1e-7)
-    assert res.certificate["duality_gap"] < 1e-9
+    assert abs(res.certificate.gap) < 1e-9
 
 
 @pytest.mark.parametrize(
@@ -184,7 +203,7 @@ def test_mi_against_dense(row_probs, n, budget):
     assert res.status == "optimal"
     assert res.objective == pytest.approx(dense_mi(row_probs, n, budget), abs=2e-6)
     assert res.distortion <= budget + 1e-12
-    assert abs(res.certificate["duality_gap"]) < 1e-12
+    assert abs(res.certificate.gap) < 1e-12
 
 
 def test_spec_table_m3():
@@ -237,7 +256,7 @@ def test_extreme_epsilon(notion):
             res = solve_symmetric(prior, dist, notion, epsilon=eps)
             assert res.status == "optimal"
             assert res.objective == pytest.approx(cf.h(eps, m, n), rel=1e-12)
-            check = verify_symmetric(res, prior, notion, eps)
+            check = verify_symmetric(res.structured_mechanism, prior, notion, eps)
             assert check["level"] == pytest.approx(eps, rel=1e-12)
 
 
@@ -270,23 +289,25 @@ def test_dense_reconstruction_matches_reduced(row_probs, n, notion, kw):
     prior, dist = _instance(row_probs, n)
     res = solve_symmetric(prior, dist, notion, **kw)
     assert res.status == "optimal"
-    W = res.mechanism
+    W = res.mechanism.matrix
     assert W is not None and W.shape == (prior.size, prior.size)
     assert np.abs(W.sum(axis=1) - 1).max() < 1e-12 and W.min() >= 0
-    np.testing.assert_allclose(res.lazy_mechanism.to_dense(), W, rtol=0, atol=1e-15)
-    check = verify_symmetric(res, prior, notion, kw.get("epsilon"))
+    np.testing.assert_allclose(res.structured_mechanism.to_dense(), W, rtol=0, atol=1e-15)
+    check = verify_symmetric(res.structured_mechanism, prior, notion, kw.get("epsilon"))
     assert check["row_sums_ok"] and check["via"] == "orbits"
     assert check["level_ok"] in (None, True)
     level = MEASURE[notion](prior, W)
     assert check["level"] == pytest.approx(level, abs=1e-9)
-    assert res.level == pytest.approx(level, abs=1e-9)
+    assert res.epsilon == pytest.approx(level, abs=1e-9)
     assert check["distortion"] == pytest.approx(ms.expected_distortion(prior, W, dist), abs=1e-9)
     # the same mechanism stored per orbit (no product kernel) measures the same
-    orbit_form = SymmetricMechanism(prior.m, prior.n, log_weights=res.lazy_mechanism.log_weights)
+    orbit_form = SymmetricMechanism(
+        prior.m, prior.n, log_weights=res.structured_mechanism.log_weights
+    )
     np.testing.assert_allclose(orbit_form.to_dense(), W, rtol=0, atol=1e-14)
     check2 = verify_symmetric(orbit_form, prior, notion, kw.get("epsilon"))
     assert check2["level"] == pytest.approx(level, abs=1e-9)
-    kern = verify_symmetric(res, prior, notion, use="kernel")
+    kern = verify_symmetric(res.structured_mechanism, prior, notion, use="kernel")
     assert kern["level"] == pytest.approx(level, abs=1e-9)
     assert kern["distortion"] == pytest.approx(check["distortion"], abs=1e-9)
 
@@ -299,11 +320,11 @@ def test_verify_detects_violations():
     out = verify_symmetric(ident, prior, "dp", 1.0)
     assert out["level"] == np.inf and out["level_ok"] is False and out["distortion"] == 0
     # rows that do not sum to 1
-    bad = SymmetricMechanism(2, 4, log_weights=res.lazy_mechanism.log_weights + 1e-6)
+    bad = SymmetricMechanism(2, 4, log_weights=res.structured_mechanism.log_weights + 1e-6)
     assert not verify_symmetric(bad, prior, "dp", 1.0)["row_sums_ok"]
     # a level slightly above ε
     looser = solve_symmetric(prior, dist, "dp", epsilon=1.01)
-    assert verify_symmetric(looser, prior, "dp", 1.0)["level_ok"] is False
+    assert verify_symmetric(looser.structured_mechanism, prior, "dp", 1.0)["level_ok"] is False
 
 
 # ------------------------------------------------------------------------------------------
@@ -317,7 +338,7 @@ def test_uniform_prior_h(n, notion):
     for eps in [0.3, 1.0, 2.5]:
         res = solve_symmetric(prior, dist, notion, epsilon=eps)
         assert res.objective == pytest.approx(cf.h(eps, 2, n), abs=1e-9)
-        check = verify_symmetric(res, prior, notion, eps)
+        check = verify_symmetric(res.structured_mechanism, prior, notion, eps)
         assert check["row_sums_ok"] and check["level_ok"]
         assert check["level"] == pytest.approx(eps, abs=1e-12)
         assert check["distortion"] == pytest.approx(cf.h(eps, 2, n), abs=1e-9)
@@ -334,13 +355,13 @@ def test_non_uniform_identifiability(n):
     for eps in [eps_t, 1.0, 2.0]:
         res = solve_symmetric(prior, dist, "identifiability", epsilon=eps)
         assert res.objective == pytest.approx(cf.h(eps, 2, n), abs=1e-9)
-        assert verify_symmetric(res, prior, "identifiability", eps)["level_ok"]
+        assert verify_symmetric(res.structured_mechanism, prior, "identifiability", eps)["level_ok"]
         # spec §7 (observed, and implied here by the single-letter reduction): D*_DP = h(ε)
         dp = solve_symmetric(prior, dist, "dp", epsilon=eps)
         assert dp.objective == pytest.approx(cf.h(eps, 2, n), abs=1e-9)
     res = solve_symmetric(prior, dist, "identifiability", epsilon=0.9 * eps_x)
     assert res.status == "infeasible"
-    assert res.certificate["least_achievable"] == pytest.approx(eps_x)
+    assert res.least_achievable == pytest.approx(eps_x)
     # below ε̃_X, D*_DP lies in [h(ε+ε_X), h(ε)] and under h(ε) ([004] Thm 1, spec §7)
     dp = solve_symmetric(prior, dist, "dp", epsilon=0.5)
     assert cf.h(0.5 + eps_x, 2, n) <= dp.objective < cf.h(0.5, 2, n)
@@ -365,12 +386,12 @@ def test_mutual_information_closed_form(row_probs, n):
         value = _slb(row_probs, n, budget)
         assert res.objective == pytest.approx(value, abs=1e-9)
         assert res.distortion <= budget + 1e-9
-        check = verify_symmetric(res, prior, "mutual_information")
+        check = verify_symmetric(res.structured_mechanism, prior, "mutual_information")
         assert check["row_sums_ok"] and check["level"] == pytest.approx(value, abs=1e-9)
         # epsilon mode is the inverse: least distortion at I ≤ value
         back = solve_symmetric(prior, dist, "mutual_information", epsilon=value)
         assert back.objective == pytest.approx(budget, abs=1e-8)
-        assert back.level <= value + 1e-9
+        assert back.epsilon <= value + 1e-9
 
 
 def test_mutual_information_edges():
@@ -393,13 +414,14 @@ def test_max_distortion_dp_identifiability():
     prior, dist = _instance([0.5, 0.5], 20)
     for notion in ["dp", "identifiability"]:
         res = solve_symmetric(prior, dist, notion, max_distortion=4.0)
-        assert res.objective == pytest.approx(cf.h_inv(4.0, 2, 20), abs=1e-9)
+        assert res.epsilon == pytest.approx(cf.h_inv(4.0, 2, 20), abs=1e-9)
         assert res.distortion <= 4.0 + 1e-9
+        assert res.line_search is not None  # the driver's bisection over ε points
     skew, dist10 = _instance([0.7, 0.3], 10)
     res = solve_symmetric(skew, dist10, "identifiability", max_distortion=3.5)
-    assert res.objective == pytest.approx(cf.epsilon_x(skew), abs=1e-12)  # least feasible
+    assert res.epsilon == pytest.approx(cf.epsilon_x(skew), abs=1e-12)  # least feasible
     res = solve_symmetric(skew, dist10, "dp", max_distortion=3.5)
-    assert res.objective == pytest.approx(0.0, abs=1e-12)  # constant output is 0-DP
+    assert res.epsilon == pytest.approx(0.0, abs=1e-12)  # constant output is 0-DP
 
 
 # ------------------------------------------------------------------------------------------
@@ -408,7 +430,7 @@ def test_max_distortion_dp_identifiability():
 def test_lazy_mechanism_api():
     prior, dist = _instance([0.7, 0.3], 5)
     res = solve_symmetric(prior, dist, "dp", epsilon=0.9)
-    mech, W = res.lazy_mechanism, res.mechanism
+    mech, W = res.structured_mechanism, res.mechanism.matrix
     assert isinstance(mech, SymmetricMechanism) and mech.size == 32
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -429,7 +451,7 @@ def test_lazy_mechanism_api():
 def test_sampling_small(form):
     prior, dist = _instance([0.6, 0.4], 3)
     res = solve_symmetric(prior, dist, "dp", epsilon=0.7)
-    mech = res.lazy_mechanism
+    mech = res.structured_mechanism
     if form == "orbits":
         mech = SymmetricMechanism(2, 3, log_weights=mech.log_weights)
     rng = np.random.default_rng(1)
@@ -438,7 +460,7 @@ def test_sampling_small(form):
     ys = mech.sample(x, rng, size=draws)
     assert ys.shape == (draws, 3)
     counts = np.bincount([mech.index(y) for y in ys], minlength=8)
-    expected = res.mechanism[x] * draws
+    expected = res.mechanism.matrix[x] * draws
     # all 8 outcomes within 5 standard deviations
     assert np.all(np.abs(counts - expected) <= 5 * np.sqrt(expected + 1))
 
@@ -449,7 +471,7 @@ def test_sampling_large_n():
     prior, dist = _instance([0.5, 0.5], 30)
     res = solve_symmetric(prior, dist, "dp", epsilon=1.0)
     assert res.mechanism is None
-    mech = res.lazy_mechanism
+    mech = res.structured_mechanism
     rng = np.random.default_rng(2)
     x = rng.integers(2, size=30)
     ys = mech.sample(x, rng, size=4000)
@@ -476,21 +498,22 @@ def test_orbit_lp_matches_single_letter(parametrisation, notion):
     for row, eps in [([0.5, 0.5], 0.8), ([0.7, 0.3], 0.5), ([0.7, 0.3], 1.3)]:
         prior, dist = _instance(row, 8)
         a = solve_symmetric(prior, dist, notion, epsilon=eps)
-        b = solve_symmetric(
-            prior, dist, notion, epsilon=eps, method="orbit_lp", parametrisation=parametrisation
-        )
-        assert a.status == b.status
+        status, _log_w, value, info = orbit_lp(prior, notion, eps, parametrisation)
+        assert a.status == status
         if a.status == "optimal":
-            assert b.objective == pytest.approx(a.objective, abs=1e-7)
-            assert b.info["lp_variables"] <= orbit_count(2, 8)
+            assert value == pytest.approx(a.objective, abs=1e-7)
+            assert info["lp_variables"] <= orbit_count(2, 8)
 
 
 def test_orbit_ba_matches_single_letter():
     prior, dist = _instance([0.7, 0.3], 8)
     for kw in [{"max_distortion": 0.8}, {"max_distortion": 2.2}, {"epsilon": 2.0}]:
         a = solve_symmetric(prior, dist, "mutual_information", **kw)
-        b = solve_symmetric(prior, dist, "mutual_information", method="orbit_ba", **kw)
-        assert b.objective == pytest.approx(a.objective, abs=1e-8)
+        status, mech, _ = solve_orbit_ba(prior, kw.get("epsilon"), kw.get("max_distortion"), 1e-12)
+        assert status == "optimal"
+        check = verify_symmetric(mech, prior, "mutual_information")
+        value = check["level"] if "max_distortion" in kw else check["distortion"]
+        assert value == pytest.approx(a.objective, abs=1e-8)
 
 
 def test_result_type_and_timing_n30():
@@ -501,26 +524,28 @@ def test_result_type_and_timing_n30():
         ("mutual_information", {"max_distortion": 5.0}),
     ]:
         res = solve_symmetric(prior, dist, notion, **kw)
-        check = verify_symmetric(res, prior, notion, kw.get("epsilon"))
-        assert isinstance(res, AlgorithmResult) and res.status == "optimal"
-        assert res.mechanism is None and res.info["n_orbits"] == 5456
+        check = verify_symmetric(res.structured_mechanism, prior, notion, kw.get("epsilon"))
+        assert isinstance(res, po.DesignResult) and res.status == "optimal"
+        assert res.mechanism is None and res.solver.details["n_orbits"] == 5456
         assert check["row_sums_ok"] and check["level_ok"] in (None, True)
         assert check["distortion"] == pytest.approx(res.distortion, abs=1e-12)
 
 
 def test_solver_layer_contract():
-    """What privopt.solve reads: the structured re-measurement in certificate["verification"]
-    and, for an infeasible request, info["least_achievable"]."""
+    """What the driver reads from the method: the structured re-measurement (made
+    independently of the solve) and a lower bound; an infeasible request carries its least
+    achievable level."""
     prior, dist = _instance([0.7, 0.3], 30)
-    res = solve_symmetric(prior, dist, "dp", epsilon=1.0)
-    check = res.certificate["verification"]
-    assert check["row_sums_ok"] and check["level"] <= 1.0 + 1e-12
-    assert check["distortion"] == pytest.approx(res.objective, abs=1e-12)
-    assert check["via"] == "orbits" and check["n_orbits"] == 5456
+    answer = solve_point("symmetric", prior, dist, "dp", epsilon=1.0)
+    assert answer.matrix is None and answer.structured is not None
+    assert answer.measured.row_sum_error <= 1e-12 and answer.measured.level <= 1.0 + 1e-12
+    assert answer.measured.distortion == pytest.approx(answer.objective, abs=1e-12)
+    assert answer.measured.details["via"] == "orbits"
+    assert answer.objective - answer.certificate.lower_bound < 1e-9
     bad = solve_symmetric(prior, dist, "identifiability", epsilon=0.5)
     assert bad.status == "infeasible"
-    assert bad.info["least_achievable"] == pytest.approx(np.log(7 / 3))
-    assert bad.info["quantity"] == "epsilon"
+    assert bad.least_achievable == pytest.approx(np.log(7 / 3))
+    assert bad.least_achievable_quantity == "epsilon"
 
 
 @pytest.mark.slow
@@ -530,7 +555,7 @@ def test_large_n(n):
     for notion in ["dp", "identifiability"]:
         res = solve_symmetric(prior, dist, notion, epsilon=1.0)
         assert res.objective == pytest.approx(cf.h(1.0, 2, n), rel=1e-12)
-        assert verify_symmetric(res, prior, notion, 1.0)["level_ok"]
+        assert verify_symmetric(res.structured_mechanism, prior, notion, 1.0)["level_ok"]
     budget = cf.h(1.0, 2, n)
     res = solve_symmetric(prior, dist, "mutual_information", max_distortion=budget)
     assert res.objective == pytest.approx(_slb([0.5, 0.5], n, budget), rel=1e-12)

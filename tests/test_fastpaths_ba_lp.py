@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
+import privopt as po
 from privopt import (
     DatabasePrior,
     Distortion,
@@ -22,9 +23,31 @@ from privopt import (
     closed_forms,
     measures,
 )
-from privopt.algorithms import ALGORITHMS, AlgorithmResult
-from privopt.algorithms.blahut_arimoto import distortion_rate, rate_distortion
-from privopt.algorithms.sparse_lp import solve as lp_solve
+from privopt.methods import METHODS, solve_point
+from privopt.methods.blahut_arimoto import distortion_rate, rate_distortion
+from privopt.request import prepare_request
+from privopt.solve.selection import why_not
+
+
+def lp_solve(prior, d, notion, *, epsilon, neighbors=None, method="auto", symmetry=True):
+    """A sparse-LP method through the solve driver (re-measured, repaired, certified)."""
+    name = "sparse-highs" if method == "auto" else f"sparse-highs-{method}"
+    return po.design(
+        prior,
+        d,
+        notion,
+        epsilon=epsilon,
+        neighbors=neighbors,
+        solver=name,
+        raise_on_infeasible=False,
+        solver_options={name: {"symmetry": symmetry}},
+    )
+
+
+def _applies(name, prior, d, notion, mode="epsilon", **kw):
+    point = {"epsilon": 1.0} if mode == "epsilon" else {"max_distortion": 0.5}
+    return why_not(METHODS[name], prepare_request(prior, d, notion, **point, **kw)) is None
+
 
 HAM22 = Distortion.database_hamming(2, 2)
 
@@ -191,23 +214,27 @@ def test_blahut_arimoto_negligible_inputs():
 
 
 def test_blahut_arimoto_registry_and_errors():
-    algo = ALGORITHMS["blahut_arimoto"]
     prior = DatabasePrior(2, 2, row_probs=[0.5, 0.5])
-    assert algo.applies(prior, HAM22, "mutual_information", "max_distortion")
-    assert not algo.applies(prior, HAM22, "dp", "epsilon")
+    assert _applies("blahut-arimoto", prior, HAM22, "mutual_information", "max_distortion")
+    assert not _applies("blahut-arimoto", prior, HAM22, "dp")
     joint = JointPrior([[0.1, 0.2], [0.3, 0.4]])
-    assert not algo.applies(joint, np.ones((2, 2)), "mutual_information", "epsilon")
-    res = algo.solve(prior, HAM22, "mutual_information", max_distortion=0.3)
-    assert isinstance(res, AlgorithmResult)
-    assert res.objective == pytest.approx(0.540876185508, abs=1e-11)
+    assert not _applies("blahut-arimoto", joint, np.ones((2, 2)), "mutual_information")
+    answer = solve_point("blahut_arimoto", prior, HAM22, "mutual_information", max_distortion=0.3)
+    assert answer.method == "blahut-arimoto"  # the old spelling is an alias
+    assert answer.objective == pytest.approx(0.540876185508, abs=1e-11)
+    res = po.design(prior, HAM22, "mutual_information", max_distortion=0.3, solver="blahut-arimoto")
+    assert res.status == "optimal" and res.solver.name == "blahut-arimoto"
+    assert res.epsilon == pytest.approx(0.540876185508, abs=1e-11)
+    with pytest.raises(InputError, match="does not apply"):
+        po.design(
+            joint, np.ones((2, 2)), "mutual_information", epsilon=0.1, solver="blahut-arimoto"
+        )
     with pytest.raises(InputError):
-        algo.solve(joint, np.ones((2, 2)), "mutual_information", epsilon=0.1)
+        po.design(prior, HAM22, "mutual_information", epsilon=-1.0, solver="blahut-arimoto")
     with pytest.raises(InputError):
-        algo.solve(prior, HAM22, "mutual_information", epsilon=-1.0)
+        po.design(prior, np.ones((3, 4)), "mutual_information", epsilon=0.1)
     with pytest.raises(InputError):
-        algo.solve(prior, np.ones((3, 4)), "mutual_information", epsilon=0.1)
-    with pytest.raises(InputError):
-        algo.solve(prior, HAM22, "mutual_information", epsilon=0.1, max_distortion=1.0)
+        po.design(prior, HAM22, "mutual_information", epsilon=0.1, max_distortion=1.0)
     with pytest.raises(InputError):
         rate_distortion(prior, HAM22, 0.3, warm_start=np.ones(3))
 
@@ -300,16 +327,17 @@ def test_sparse_lp_against_linprog(notion, seed):
     rel = NeighborRelation.from_pairs(k, [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)])
     pairs = list(zip(rel.left.tolist(), rel.right.tolist(), strict=True))
     eps = 1.2 if notion != "identifiability" else 3.5
-    res = lp_solve(prior, d, notion, epsilon=eps, neighbors=rel)
+    pair_notion = notion in ("dp", "identifiability")
+    res = lp_solve(prior, d, notion, epsilon=eps, neighbors=rel if pair_notion else None)
     assert res.status == "optimal"
     ref = _linprog_reference(p, d, notion, eps, pairs)
-    assert res.objective == pytest.approx(ref, abs=1e-8)
-    W = res.mechanism
+    assert res.distortion == pytest.approx(ref, abs=1e-8)
+    W = res.mechanism.matrix
     _assert_stochastic(W)
     assert _LEVEL[notion](prior, W, rel) <= eps + 1e-9
-    assert res.level == pytest.approx(_LEVEL[notion](prior, W, rel), abs=1e-12)
-    assert measures.expected_distortion(prior, W, d) == pytest.approx(res.objective, abs=1e-12)
-    assert res.certificate["duality_gap"] <= 1e-8
+    assert res.epsilon == pytest.approx(_LEVEL[notion](prior, W, rel), abs=1e-12)
+    assert measures.expected_distortion(prior, W, d) == pytest.approx(res.distortion, abs=1e-12)
+    assert res.certificate.gap <= 1e-8
 
 
 EPS_X = np.log(7 / 3)
@@ -321,20 +349,20 @@ class TestSparseLPSpec:
         """Spec §5.3: (.42,.18,.28,.12), D*_I = D*_DP = h(ε) for ε ≥ ε̃_X = ε_X."""
         prior = DatabasePrior(2, 2, probs=[0.42, 0.18, 0.28, 0.12])
         for notion in ("identifiability", "dp"):
-            res = ALGORITHMS["highs"].solve(prior, HAM22, notion, epsilon=eps)
+            res = lp_solve(prior, HAM22, notion, epsilon=eps)
             assert res.status == "optimal"
-            assert res.objective == pytest.approx(closed_forms.h(eps, 2, 2), abs=1e-10)
-            assert _LEVEL[notion](prior, res.mechanism, None) <= eps + 1e-12
+            assert res.distortion == pytest.approx(closed_forms.h(eps, 2, 2), abs=1e-10)
+            assert _LEVEL[notion](prior, res.mechanism, None) <= eps + 1e-9
 
     def test_below_epsilon_x(self):
         prior = DatabasePrior(2, 2, probs=[0.42, 0.18, 0.28, 0.12])
         res = lp_solve(prior, HAM22, "identifiability", epsilon=EPS_X / 2)
         assert res.status == "infeasible"
-        assert res.info["least_achievable"] == pytest.approx(EPS_X, abs=1e-12)
+        assert res.least_achievable == pytest.approx(EPS_X, abs=1e-12)
         res = lp_solve(prior, HAM22, "dp", epsilon=EPS_X / 2)  # 0.695643923739 at ε≈0.423649
-        assert res.objective == pytest.approx(0.695643923739, abs=1e-6)
-        assert closed_forms.h(EPS_X / 2 + EPS_X, 2, 2) <= res.objective
-        assert res.objective <= closed_forms.h(EPS_X / 2, 2, 2)
+        assert res.distortion == pytest.approx(0.695643923739, abs=1e-6)
+        assert closed_forms.h(EPS_X / 2 + EPS_X, 2, 2) <= res.distortion
+        assert res.distortion <= closed_forms.h(EPS_X / 2, 2, 2)
 
     @pytest.mark.parametrize(
         "probs, m, eps, d_i, d_dp",
@@ -350,8 +378,8 @@ class TestSparseLPSpec:
         dist = Distortion.database_hamming(m, 2)
         r_i = lp_solve(prior, dist, "identifiability", epsilon=eps)
         r_dp = lp_solve(prior, dist, "dp", epsilon=eps)
-        assert r_i.objective == pytest.approx(d_i, abs=1e-9)
-        assert r_dp.objective == pytest.approx(d_dp, abs=1e-9)
+        assert r_i.distortion == pytest.approx(d_i, abs=1e-9)
+        assert r_dp.distortion == pytest.approx(d_dp, abs=1e-9)
 
     @pytest.mark.parametrize("eps, ref", [(0.3, 1.194080177634), (1.0, 0.847766230468)])
     def test_uniform_m3_translation_reduction(self, eps, ref):
@@ -360,23 +388,24 @@ class TestSparseLPSpec:
         for notion in ("dp", "identifiability"):
             fast = lp_solve(prior, dist, notion, epsilon=eps)
             full = lp_solve(prior, dist, notion, epsilon=eps, symmetry=False)
-            assert fast.info["translation_reduced"] and not full.info["translation_reduced"]
-            assert fast.objective == pytest.approx(ref, abs=1e-11)
-            assert full.objective == pytest.approx(ref, abs=1e-11)
+            assert fast.solver.details["translation_reduced"]
+            assert not full.solver.details["translation_reduced"]
+            assert fast.distortion == pytest.approx(ref, abs=1e-11)
+            assert full.distortion == pytest.approx(ref, abs=1e-11)
             assert measures.dp_level(prior, fast.mechanism) <= eps + 1e-12
-            _assert_stochastic(fast.mechanism)
+            _assert_stochastic(fast.mechanism.matrix)
 
     def test_uniform_n8_dp(self):
         """The [004] benchmark: PD-DP, uniform prior, m = 2, n = 8, ε = 1 → h(1)."""
         prior = DatabasePrior(2, 8, row_probs=[0.5, 0.5])
-        res = ALGORITHMS["highs"].solve(prior, Distortion.database_hamming(2, 8), "dp", epsilon=1.0)
+        res = lp_solve(prior, Distortion.database_hamming(2, 8), "dp", epsilon=1.0)
         assert res.status == "optimal"
-        assert res.objective == pytest.approx(closed_forms.h(1.0, 2, 8), abs=1e-8)
-        assert res.info["translation_reduced"]
+        assert res.distortion == pytest.approx(closed_forms.h(1.0, 2, 8), abs=1e-8)
+        assert res.solver.details["translation_reduced"]
         assert measures.dp_level(prior, res.mechanism) <= 1.0 + 1e-12
-        _assert_stochastic(res.mechanism)
-        row = res.lazy_mechanism.row(37)
-        np.testing.assert_allclose(row, res.mechanism[37], atol=1e-15)
+        _assert_stochastic(res.mechanism.matrix)
+        row = res.structured_mechanism.row(37)
+        np.testing.assert_allclose(row, res.mechanism.matrix[37], atol=1e-15)
 
     @pytest.mark.parametrize("notion", ["pml", "information_privacy", "maximal_leakage", "ldp"])
     def test_uniform_single_alphabet_reduction(self, notion):
@@ -385,8 +414,8 @@ class TestSparseLPSpec:
         d = Distortion.hamming(k)
         fast = lp_solve(prior, d, notion, epsilon=0.7)
         full = lp_solve(prior, d, notion, epsilon=0.7, symmetry=False)
-        assert fast.info["translation_reduced"]
-        assert fast.objective == pytest.approx(full.objective, abs=1e-10)
+        assert fast.solver.details["translation_reduced"]
+        assert fast.distortion == pytest.approx(full.distortion, abs=1e-10)
         assert _LEVEL[notion](prior, fast.mechanism, None) <= 0.7 + 1e-12
 
 
@@ -402,12 +431,12 @@ def test_sparse_lp_all_pairs_forms_agree():
     dp_all = lp_solve(prior, d, "dp", epsilon=0.9, neighbors="all")
     ldp = lp_solve(prior, d, "ldp", epsilon=0.9)
     dp_pairs = lp_solve(prior, d, "dp", epsilon=0.9, neighbors=complete)
-    assert dp_all.objective == pytest.approx(ldp.objective, abs=1e-12)
-    assert dp_all.objective == pytest.approx(dp_pairs.objective, abs=1e-10)
+    assert dp_all.distortion == pytest.approx(ldp.distortion, abs=1e-12)
+    assert dp_all.distortion == pytest.approx(dp_pairs.distortion, abs=1e-10)
     eps = float(np.log(p.max() / p.min())) + 0.5
     ldi = lp_solve(prior, d, "identifiability", epsilon=eps)  # all pairs by default
     ldi_pairs = lp_solve(prior, d, "identifiability", epsilon=eps, neighbors=complete)
-    assert ldi.objective == pytest.approx(ldi_pairs.objective, abs=1e-10)
+    assert ldi.distortion == pytest.approx(ldi_pairs.distortion, abs=1e-10)
     assert measures.ldi_level(prior, ldi.mechanism) <= eps + 1e-9
 
 
@@ -418,61 +447,71 @@ def test_sparse_lp_other_methods_repair(method):
     prior = DatabasePrior(2, 3, probs=rng.dirichlet(np.ones(8)))
     dist = Distortion.database_hamming(2, 3)
     exact = lp_solve(prior, dist, "dp", epsilon=0.8, method="simplex")
-    res = ALGORITHMS[f"highs-{method}"].solve(prior, dist, "dp", epsilon=0.8, tol=1e-9)
-    assert res.status == "optimal"
-    assert res.objective == pytest.approx(exact.objective, abs=1e-6)
-    assert res.objective >= exact.objective - 1e-9
-    assert measures.dp_level(prior, res.mechanism) <= 0.8 + 1e-12
-    _assert_stochastic(res.mechanism)
+    res = lp_solve(prior, dist, "dp", epsilon=0.8, method=method)
+    assert res.status in ("optimal", "optimal_inaccurate") and res.verified
+    assert res.distortion == pytest.approx(exact.distortion, abs=1e-6)
+    assert res.distortion >= exact.distortion - 1e-9
+    assert measures.dp_level(prior, res.mechanism) <= 0.8 + 1e-9
+    _assert_stochastic(res.mechanism.matrix)
 
 
 def test_sparse_lp_warm_start_sweep():
     rng = np.random.default_rng(4)
     prior = DatabasePrior(2, 3, probs=rng.dirichlet(np.ones(8)))
     dist = Distortion.database_hamming(2, 3)
-    first = lp_solve(prior, dist, "dp", epsilon=1.0, method="simplex")
-    assert "basis" in first.info
-    warm = lp_solve(prior, dist, "dp", epsilon=1.1, method="simplex", warm_start=first)
-    cold = lp_solve(prior, dist, "dp", epsilon=1.1, method="simplex")
-    assert warm.info["warm_started"]
+    first = solve_point("sparse-highs-simplex", prior, dist, "dp", epsilon=1.0)
+    assert first.warm is not None  # the simplex basis
+    warm = solve_point("sparse-highs-simplex", prior, dist, "dp", epsilon=1.1, warm=first.warm)
+    cold = solve_point("sparse-highs-simplex", prior, dist, "dp", epsilon=1.1)
+    assert warm.details["warm_started"] and not cold.details["warm_started"]
     assert warm.objective == pytest.approx(cold.objective, abs=1e-12)
 
 
 def test_translation_algorithm_applies_only_when_invariant():
-    algo = ALGORITHMS["highs-translation"]
+    name = "sparse-highs-translation"
     uniform = DatabasePrior(2, 3, row_probs=[0.5, 0.5])
     skewed = DatabasePrior(2, 3, row_probs=[0.6, 0.4])
     dist = Distortion.database_hamming(2, 3)
-    assert algo.priority > 0 and ALGORITHMS["highs"].priority == 0
-    assert algo.applies(uniform, dist, "dp", "epsilon", neighbors=None)
-    assert algo.applies(uniform, dist, "pml", "epsilon")
-    assert not algo.applies(skewed, dist, "dp", "epsilon")
+    assert METHODS[name].priority > 0 and METHODS["sparse-highs"].priority == 0
+    assert _applies(name, uniform, dist, "dp")
+    assert _applies(name, uniform, dist, "pml")
+    assert not _applies(name, skewed, dist, "dp")
     line = Distortion.absolute(5)  # |x − u| on a line is not invariant under Z_5
-    assert not algo.applies(Prior(np.full(5, 0.2)), line, "pml", "epsilon")
-    res = algo.solve(uniform, dist, "dp", epsilon=0.5)
-    assert res.objective == pytest.approx(closed_forms.h(0.5, 2, 3), abs=1e-12)
-    check = res.certificate["verification"]
-    assert check["row_sums_ok"] and check["level_ok"]
+    assert not _applies(name, Prior(np.full(5, 0.2)), line, "pml")
+    answer = solve_point(name, uniform, dist, "dp", epsilon=0.5)
+    assert answer.objective == pytest.approx(closed_forms.h(0.5, 2, 3), abs=1e-12)
+    assert answer.measured.row_sum_error <= 1e-12 and answer.measured.level <= 0.5 + 1e-12
     rng = np.random.default_rng(0)
-    draws = [res.lazy_mechanism.sample(5, rng) for _ in range(2000)]
+    draws = [answer.structured.sample(5, rng) for _ in range(2000)]
     freq = np.bincount(draws, minlength=8) / 2000
-    np.testing.assert_allclose(freq, res.mechanism[5], atol=0.05)
+    np.testing.assert_allclose(freq, answer.matrix[5], atol=0.05)
 
 
 def test_sparse_lp_registry_and_errors():
-    assert {"highs", "highs-simplex", "highs-ipm", "highs-pdlp"} <= set(ALGORITHMS)
+    names = {"sparse-highs", "sparse-highs-simplex", "sparse-highs-ipm", "sparse-highs-pdlp"}
+    assert names <= set(METHODS)
+    assert METHODS["HIGHS"].family == "cvxpy"  # "highs" is cvxpy's HiGHS, one namespace
+    assert po.methods.lookup("highs") is METHODS["HIGHS"]
+    assert po.methods.lookup("highs-simplex") is METHODS["sparse-highs-simplex"]  # old name
     prior = DatabasePrior(2, 2, row_probs=[0.5, 0.5])
-    algo = ALGORITHMS["highs"]
-    assert algo.applies(prior, HAM22, "dp", "epsilon")
-    assert algo.applies(prior, HAM22, "dp", "max_distortion")  # the solver layer line-searches
-    assert not algo.applies(prior, HAM22, "mutual_information", "epsilon")
+    assert _applies("sparse-highs", prior, HAM22, "dp")
+    assert _applies("sparse-highs", prior, HAM22, "dp", "max_distortion")  # line search
+    assert not _applies("sparse-highs", prior, HAM22, "mutual_information")
+    res = po.design(prior, HAM22, "dp", max_distortion=0.5, solver="sparse-highs")
+    assert res.line_search is not None and res.solver.name == "sparse-highs"
+    joint = JointPrior([[0.1, 0.2], [0.3, 0.4]])
+    with pytest.raises(InputError, match="does not apply.*single secret"):
+        po.design(joint, np.ones((2, 2)), "dp", epsilon=1.0, solver="sparse-highs")
     with pytest.raises(InputError):
-        algo.solve(prior, HAM22, "dp", max_distortion=0.5)
+        lp_solve(prior, HAM22, "dp", epsilon=-0.1)
+    with pytest.raises(InputError, match="unknown option"):
+        po.design(
+            prior,
+            HAM22,
+            "dp",
+            epsilon=1.0,
+            solver="sparse-highs",
+            solver_options={"sparse-highs": {"method": "barrier"}},
+        )
     with pytest.raises(InputError):
-        algo.solve(JointPrior([[0.1, 0.2], [0.3, 0.4]]), np.ones((2, 2)), "dp", epsilon=1.0)
-    with pytest.raises(InputError):
-        algo.solve(prior, HAM22, "dp", epsilon=-0.1)
-    with pytest.raises(InputError):
-        algo.solve(prior, HAM22, "dp", epsilon=1.0, method="barrier")
-    with pytest.raises(InputError):
-        algo.solve(Prior([0.5, 0.5]), np.ones((2, 2)), "dp", epsilon=1.0, neighbors="hamming")
+        lp_solve(Prior([0.5, 0.5]), np.ones((2, 2)), "dp", epsilon=1.0, neighbors="hamming")

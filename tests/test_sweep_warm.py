@@ -10,11 +10,17 @@ import numpy as np
 import pytest
 
 import privopt as po
-from privopt.algorithms import ALGORITHMS
-from privopt.algorithms.blahut_arimoto import distortion_rate
-from privopt.algorithms.sparse_lp import solve as lp_solve
-from privopt.builder import prepare_request
-from privopt.solve import pick_algorithm
+from privopt.methods import METHODS, Answer, Certificate, Method, solve_point
+from privopt.methods.blahut_arimoto import distortion_rate
+from privopt.request import prepare_request
+from privopt.solve import choose_methods
+from privopt.status import Status
+
+
+def pick_algorithm(request, solver, sweep=False):
+    """The fast path the driver tries first (``None``: the cvxpy program)."""
+    first = choose_methods(request, solver, sweep=sweep)[0]
+    return first if first.family == "privopt" else None
 
 
 def _instance(k: int, seed: int):
@@ -30,7 +36,7 @@ def test_single_alphabet_lp_sweep_is_warm_and_matches_cold_cvxpy(notion):
     prior, d = _instance(9, seed=1)
     eps = np.linspace(0.1, 2.5, 12)
     curve = po.sweep(prior, d, notion, epsilons=eps)
-    assert all(r.solver["name"] == "highs-simplex" for r in curve.results)
+    assert all(r.solver.name == "sparse-highs-simplex" for r in curve.results)
     assert all(r.status == "optimal" and r.verified for r in curve.results)
     for value, result in zip(eps, curve.results, strict=True):
         cold = po.design(prior, d, notion, epsilon=value, solver="CLARABEL")
@@ -49,33 +55,34 @@ def test_simplex_sweep_reuses_the_basis():
     prior, d = _instance(25, seed=2)
     eps = np.linspace(0.2, 2.0, 10)
     warm, cold, prev = 0, 0, None
+    name = "sparse-highs-simplex"
     for value in eps:
-        prev = lp_solve(prior, d, "pml", epsilon=value, method="simplex", warm_start=prev)
-        assert prev.info["warm_started"] == (value != eps[0])
+        prev = solve_point(name, prior, d, "pml", epsilon=value, warm=prev.warm if prev else None)
+        assert prev.details["warm_started"] == (value != eps[0])
         warm += prev.iterations
-        cold += lp_solve(prior, d, "pml", epsilon=value, method="simplex").iterations
+        cold += solve_point(name, prior, d, "pml", epsilon=value).iterations
     assert warm < 0.8 * cold
     curve = po.sweep(prior, d, "pml", epsilons=eps)
-    assert sum(r.solver["iterations"] for r in curve.results) == warm
+    assert sum(r.solver.iterations for r in curve.results) == warm
 
 
 def test_mutual_information_defaults_to_blahut_arimoto_and_sweeps_warm():
     prior, d = _instance(12, seed=3)
     one = po.design(prior, d, "mutual_information", epsilon=0.8)
-    assert one.solver["name"] == "blahut_arimoto"
-    assert one.solver["certificate"]["duality_gap"] <= 1e-9
+    assert one.solver.name == "blahut-arimoto"
+    assert one.certificate.gap <= 1e-9 and one.certificate.certified
     ref = po.design(prior, d, "mutual_information", epsilon=0.8, solver="CLARABEL")
     assert one.distortion <= ref.distortion + 1e-7  # certified, at least as good as Clarabel
     assert one.distortion == pytest.approx(ref.distortion, abs=1e-6)
 
     eps = np.linspace(0.05, 2.0, 15)
     curve = po.sweep(prior, d, "mutual_information", epsilons=eps)
-    assert all(r.solver["name"] == "blahut_arimoto" for r in curve.results)
+    assert all(r.solver.name == "blahut-arimoto" for r in curve.results)
     for value, result in zip(eps, curve.results, strict=True):
         cold = distortion_rate(prior, d, value)
         assert result.distortion == pytest.approx(cold.distortion, abs=1e-8)
         assert result.epsilon <= value + 1e-9
-    warm_iterations = sum(r.solver["iterations"] for r in curve.results)
+    warm_iterations = sum(r.solver.iterations for r in curve.results)
     cold_iterations = sum(distortion_rate(prior, d, v).iterations for v in eps)
     assert warm_iterations < cold_iterations
 
@@ -85,7 +92,7 @@ def test_budget_sweep_line_search_is_warm_and_feasible():
     budgets = np.linspace(0.3, 1.5, 6)
     curve = po.sweep(prior, d, "pml", max_distortions=budgets)
     for budget, result in zip(budgets, curve.results, strict=True):
-        assert result.solver["name"] == "highs-simplex"
+        assert result.solver.name == "sparse-highs-simplex"
         assert result.distortion <= budget + 1e-9
         cold = po.design(prior, d, "pml", max_distortion=budget, solver="CLARABEL")
         assert result.epsilon == pytest.approx(cold.epsilon, abs=2e-7)
@@ -96,25 +103,25 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
     prior, d = _instance(6, seed=5)
     curve = po.sweep(prior, d, "maximal_leakage", max_distortions=[0.5, 1.0])
     assert all(r.status == "optimal" for r in curve.results)
-    assert all(r.solver["name"] not in ALGORITHMS for r in curve.results)
+    assert all(METHODS[r.solver.name].family == "cvxpy" for r in curve.results)
 
 
 @pytest.mark.parametrize(
     "notion, k, sweep, expected",
     [
         ("pml", 30, False, None),  # small single solves stay on cvxpy
-        ("pml", 30, True, "highs-simplex"),
-        ("pml", 70, False, "highs-ipm-crossover"),
-        ("pml", 70, True, "highs-simplex"),
+        ("pml", 30, True, "sparse-highs-simplex"),
+        ("pml", 70, False, "sparse-highs-ipm-crossover"),
+        ("pml", 70, True, "sparse-highs-simplex"),
         ("pml", 201, True, None),  # sweeps beyond the measured range
-        ("information_privacy", 30, True, "highs-simplex"),
-        ("information_privacy", 60, False, "highs-ipm-crossover"),
+        ("information_privacy", 30, True, "sparse-highs-simplex"),
+        ("information_privacy", 60, False, "sparse-highs-ipm-crossover"),
         ("information_privacy", 71, True, None),
         ("maximal_leakage", 100, False, None),
-        ("ldp", 30, True, "highs-simplex"),
+        ("ldp", 30, True, "sparse-highs-simplex"),
         ("ldp", 100, True, None),
         ("ldp", 100, False, None),
-        ("mutual_information", 5, False, "blahut_arimoto"),
+        ("mutual_information", 5, False, "blahut-arimoto"),
     ],
 )
 def test_automatic_choice_follows_the_measured_rule(notion, k, sweep, expected):
@@ -137,36 +144,50 @@ def test_dp_with_arbitrary_prior_never_picks_the_simplex():
     request = prepare_request(prior, "hamming", "dp", epsilon=1.0)
     for sweep in (False, True):
         picked = pick_algorithm(request, None, sweep=sweep)
-        assert picked is None or picked.name != "highs-simplex"
+        assert picked is None or picked.name != "sparse-highs-simplex"
+
+
+class _Canned(Method):
+    """A method that returns a fixed mechanism with a lower bound ``gap`` below it."""
+
+    family = "privopt"
+
+    def __init__(self, name, matrix, gap):
+        self.name, self.matrix, self.gap = name, matrix, gap
+
+    def unsupported(self, request):
+        return None
+
+    def solve(self, task):
+        request = task.request
+        dist = request.distortion_of(self.matrix)
+        return Answer(
+            Status.OPTIMAL,
+            self.name,
+            matrix=self.matrix,
+            objective=dist,
+            certificate=Certificate(dist - self.gap, "canned"),
+        )
 
 
 def test_fast_path_with_a_loose_certificate_is_reported_inaccurate(monkeypatch):
-    """A fast path whose own duality gap exceeds the 1e-6 relative agreement asked of every
-    answer returns a feasible, verified mechanism with status ``optimal_inaccurate``."""
-    from privopt.algorithms import Algorithm, AlgorithmResult
-
+    """A method whose lower bound leaves a gap above the 1e-6 relative tolerance returns a
+    feasible, verified mechanism with status ``optimal_inaccurate`` (after every method of
+    its chain was tried); a tight bound makes it ``optimal``."""
     prior, d = _instance(4, seed=9)
-    exact = po.design(prior, d, "pml", epsilon=0.5, solver="highs-simplex")
+    exact = po.design(prior, d, "pml", epsilon=0.5, solver="sparse-highs-simplex")
     W = exact.mechanism.matrix
-
-    def solve(prior, distortion, notion, *, epsilon=None, gap=1e-3, **_):
-        dist = float(np.sum(prior.probs[:, None] * W * d))
-        return AlgorithmResult(
-            status="optimal",
-            objective=dist,
-            mechanism=W,
-            certificate={"duality_gap": gap, "lower_bound": dist - gap},
-        )
-
-    loose = Algorithm("test-loose", ("pml",), lambda *a, **k: True, solve, priority=0)
-    monkeypatch.setitem(ALGORITHMS, "test-loose", loose)
+    monkeypatch.setitem(METHODS, "test-loose", _Canned("test-loose", W, 1e-3))
     res = po.design(prior, d, "pml", epsilon=0.5, solver="test-loose")
     assert res.status == "optimal_inaccurate" and res.verified
-    tight = Algorithm(
-        "test-tight", ("pml",), lambda *a, **k: True, lambda *a, **k: solve(*a, gap=1e-12, **k)
-    )
-    monkeypatch.setitem(ALGORITHMS, "test-tight", tight)
+    assert res.certificate.gap == pytest.approx(1e-3) and not res.certificate.certified
+    monkeypatch.setitem(METHODS, "test-tight", _Canned("test-tight", W, 1e-12))
     assert po.design(prior, d, "pml", epsilon=0.5, solver="test-tight").status == "optimal"
+    # with a fallback after it, the loose answer hands over to a method that certifies
+    res = po.design(prior, d, "pml", epsilon=0.5, solver=["test-loose", "HIGHS"])
+    assert res.status == "optimal" and res.solver.name == "HIGHS"
+    assert res.solver.tried == ["test-loose", "HIGHS"]
+    assert res.solver.attempts[0].status == "optimal_inaccurate"
 
 
 @pytest.mark.parametrize("notion", ["pml", "information_privacy"])
@@ -175,9 +196,9 @@ def test_interior_point_with_crossover_is_exact(notion):
     1e-9 with a duality gap at round-off, and the verified result is optimal."""
     prior, d = _instance(60, seed=10)
     res = po.design(prior, d, notion, epsilon=0.7)
-    assert res.solver["name"] == "highs-ipm-crossover" and res.status == "optimal"
-    assert abs(res.solver["certificate"]["duality_gap"]) <= 1e-9
-    simplex = po.design(prior, d, notion, epsilon=0.7, solver="highs-simplex")
+    assert res.solver.name == "sparse-highs-ipm-crossover" and res.status == "optimal"
+    assert abs(res.certificate.gap) <= 1e-9
+    simplex = po.design(prior, d, notion, epsilon=0.7, solver="sparse-highs-simplex")
     assert res.distortion == pytest.approx(simplex.distortion, abs=1e-9)
     assert res.epsilon <= 0.7 + 1e-9
 
@@ -187,7 +208,7 @@ def test_results_and_curves_pickle_without_their_warm_state():
     import pickle
 
     prior, d = _instance(8, seed=11)
-    result = po.design(prior, d, "pml", epsilon=0.5, solver="highs-simplex")
+    result = po.design(prior, d, "pml", epsilon=0.5, solver="sparse-highs-simplex")
     assert result.warm_state is not None
     again = pickle.loads(pickle.dumps(result))
     assert again.warm_state is None and again.distortion == result.distortion

@@ -15,7 +15,16 @@ from privopt.notions import (  # noqa: F401  (imported for registration)
     pml,
     robust_pml,
 )
-from privopt.notions.base import NOTIONS, DesignContext, Notion, get_notion, notion_names, register
+from privopt.notions.base import (
+    NOTIONS,
+    DesignContext,
+    Notion,
+    NotionOption,
+    get_notion,
+    notion_names,
+    option_owners,
+    register,
+)
 
 #: The notions of spec/problem-format.md, in its order: measured in every result's ``leakage``.
 STANDARD_NOTIONS = (
@@ -34,7 +43,9 @@ __all__ = [
     "STANDARD_NOTIONS",
     "DesignContext",
     "Notion",
+    "NotionOption",
     "get_notion",
+    "option_owners",
     "notion_names",
     "register",
 ]

@@ -1,4 +1,5 @@
-"""Shared encoding of ratio constraints ``M[x,u] ≤ c · M[x',u]`` over a neighbour relation."""
+"""Shared pieces of the ratio notions ``M[x,u] ≤ e^ε · M[x',u]`` (dp, ldp, identifiability):
+the cvxpy encoding over a neighbour relation and the exact repair weight."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import cvxpy as cp
 import numpy as np
 
 from privopt.model import NeighborRelation
+
+#: Relative slack left unrepaired on a ratio constraint (per unit of ``e^ε``); the solver
+#: layer accepts levels up to ``ε + 1e-9 (1 + ε)``, so this stays well inside it.
+REPAIR_SLACK = 1e-10
 
 
 def ratio_constraints(
@@ -25,3 +30,61 @@ def ratio_constraints(
         rows = np.ones((n_rows, 1)) @ low
         return [rows <= matrix, matrix <= level * rows]
     return [matrix[neighbors.left, :] <= level * matrix[neighbors.right, :]]
+
+
+def mixing_weight(num_a, num_b, anchor_a, anchor_b, ratio: float, slack: float = 0.0) -> float:
+    """Least ``θ`` with ``(1−θ)(a − r·b) + θ(a_c − r·b_c) ≤ 0`` on every entry where
+    ``a ≤ r·b·(1 + slack)`` fails (``r = e^ε``; ``a_c``, ``b_c`` the anchor's entries).
+
+    Entries where the anchor itself is not strictly feasible cannot be repaired by mixing
+    and are left to the re-measurement (identifiability at ``ε = ε_X``).
+    """
+    lhs = num_a - ratio * num_b
+    lhs_c = anchor_a - ratio * anchor_b
+    viol = lhs > slack * ratio * np.abs(num_b) + 1e-15 * (np.abs(num_a) + ratio * np.abs(num_b))
+    ok = viol & (lhs_c < -1e-12 * (np.abs(anchor_a) + ratio * np.abs(anchor_b)))
+    if not ok.any():
+        return 0.0
+    return float(np.max(lhs[ok] / (lhs[ok] - lhs_c[ok])))
+
+
+def pairwise_repair_weight(
+    channel: np.ndarray,
+    anchor: np.ndarray,
+    level: float,
+    neighbors: NeighborRelation,
+    support: np.ndarray,
+    scale: np.ndarray | None = None,
+) -> float:
+    """The repair weight of ``s(x) M[x,u] ≤ e^ε s(x') M[x',u]`` over ``neighbors`` on the
+    rows of ``support`` (``s = 1`` for dp / ldp, ``s = p`` for identifiability)."""
+    ratio = float(np.exp(level))
+    slack = REPAIR_SLACK * (1.0 + level)
+    s = np.ones(channel.shape[0]) if scale is None else np.asarray(scale, dtype=float)
+    if neighbors.kind == "all" and neighbors.n_pairs == neighbors.size * (neighbors.size - 1):
+        # per column: max_x J ≤ e^ε min_x J with J = s·M; mixing adds θ s_x c_u, a sufficient
+        # (exact for s = 1) bound uses the extreme scales
+        J = s[support, None] * channel[support]
+        if J.shape[0] < 2:
+            return 0.0
+        s_sup = s[support]
+        return mixing_weight(
+            J.max(axis=0), J.min(axis=0), s_sup.max() * anchor, s_sup.min() * anchor, ratio, slack
+        )
+    rel = neighbors.restricted(support)
+    theta = 0.0
+    chunk = max(1, 2**22 // max(channel.shape[1], 1))
+    for start in range(0, rel.n_pairs, chunk):
+        a, b = rel.left[start : start + chunk], rel.right[start : start + chunk]
+        theta = max(
+            theta,
+            mixing_weight(
+                s[a, None] * channel[a],
+                s[b, None] * channel[b],
+                s[a, None] * anchor[None, :],
+                s[b, None] * anchor[None, :],
+                ratio,
+                slack,
+            ),
+        )
+    return theta

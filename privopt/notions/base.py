@@ -2,14 +2,18 @@
 
 A notion is one module holding one :class:`Notion` subclass: its constraints at a level ε
 (vectorised cvxpy, one constraint per family), its measure (from :mod:`privopt.measures`),
-whether it is linear or exponential-cone, whether its level can be minimised directly, and
-the largest level that still constrains anything. Adding a notion is one new module plus one
-line in :mod:`privopt.notions` (see :func:`register`).
+its options (:class:`NotionOption`, declared once with their validator and file key), whether
+it is linear or exponential-cone, whether its level can be minimised directly, the largest
+level that still constrains anything and, for linear notions, the exact weight that repairs
+a slightly infeasible answer. Adding a notion is one new module plus one line in
+:mod:`privopt.notions` (see :func:`register`); a method that solves it registers its own
+encoding in its package (e.g. :mod:`privopt.methods.sparse_lp.encodings`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -19,7 +23,46 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.model import NeighborRelation
 
-__all__ = ["Notion", "DesignContext", "NOTIONS", "register", "get_notion", "notion_names"]
+__all__ = [
+    "Notion",
+    "NotionOption",
+    "DesignContext",
+    "NOTIONS",
+    "register",
+    "get_notion",
+    "notion_names",
+    "option_owners",
+]
+
+
+@dataclass(frozen=True)
+class NotionOption:
+    """An option a notion takes (e.g. the prior class of ``robust_pml``).
+
+    Declared once on the notion; the API (``design(..., name=value)``), the problem files
+    (``[privacy] name = …``) and the command line all go through :meth:`validate`.
+
+    Attributes
+    ----------
+    name : str
+        The keyword argument and the ``[privacy]`` key.
+    description : str
+        One line for messages and documentation.
+    validate : callable
+        ``validate(value, prior, field) -> value``: checks the raw value against the prior
+        and returns it in canonical form; raises :class:`~privopt.errors.InputError` naming
+        ``field``.
+    required : bool
+        Whether the notion needs it.
+    example : str
+        How to write it in a problem file (shown in messages).
+    """
+
+    name: str
+    description: str
+    validate: Callable[[Any, Any, str], Any]
+    required: bool = False
+    example: str = ""
 
 
 @dataclass
@@ -91,10 +134,13 @@ class Notion:
         form) or ``"linear"`` (the Parameter holds ε).
     source : str
         Paper and definition.
+    options : tuple of NotionOption
+        The notion's own options (validated by :meth:`validate_options`).
     """
 
     name: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[tuple[NotionOption, ...]] = ()
     convexity: ClassVar[str] = "linear"
     direct_level: ClassVar[bool] = False
     uses_neighbors: ClassVar[bool] = False
@@ -136,6 +182,64 @@ class Notion:
         """The least level any mechanism achieves (0 for most notions)."""
         return 0.0
 
+    # --- options ----------------------------------------------------------------------------
+    def validate_options(self, prior, given: Mapping[str, Any], prefix: str = "privacy") -> dict:
+        """Check the options given for this notion; return them in canonical form.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+        given : mapping
+            Option name → raw value (``None`` values count as not given).
+        prefix : str
+            The section named in messages (``privacy`` → ``privacy.priors``).
+
+        Returns
+        -------
+        dict
+            Every declared option that was given, validated.
+        """
+        declared = {option.name: option for option in self.options}
+        out = {}
+        for key, value in given.items():
+            if value is None:
+                continue
+            if key not in declared:
+                owners = option_owners(key)
+                hint = (
+                    f"it is an option of {', '.join(repr(o) for o in owners)}"
+                    if owners
+                    else "no notion takes it"
+                )
+                valid = ", ".join(declared) or "none"
+                raise InputError(
+                    f"the notion {self.name!r} takes no option {key!r} ({hint}); its options: "
+                    f"{valid}",
+                    f"{prefix}.{key}",
+                )
+            out[key] = declared[key].validate(value, prior, f"{prefix}.{key}")
+        for option in self.options:
+            if option.required and option.name not in out:
+                example = f", e.g. {option.example}" if option.example else ""
+                raise InputError(
+                    f"missing: {self.name} needs {option.name} ({option.description}{example})",
+                    f"{prefix}.{option.name}",
+                )
+        return out
+
+    # --- repair -----------------------------------------------------------------------------
+    def repair_weight(
+        self, prior, channel, anchor, level: float, neighbors=None, **options
+    ) -> float | None:
+        """The least ``θ`` with ``(1−θ)·channel + θ·anchor`` at level ``≤ level``, in closed form.
+
+        ``channel`` is ``p(u|s)`` on the secret support (rows) and ``anchor`` a row
+        ``p(u)`` of a constant mechanism (level 0). Linear notions whose constraints are
+        homogeneous in the channel solve this exactly; the default ``None`` tells the solver
+        layer to bisect on the re-measured level instead.
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"<notion {self.name} ({self.convexity})>"
 
@@ -151,6 +255,11 @@ def register(notion_cls: type[Notion]) -> type[Notion]:
             raise ValueError(f"notion name {key!r} registered twice")
         NOTIONS[key] = instance
     return notion_cls
+
+
+def option_owners(option: str) -> list[str]:
+    """Canonical names of the notions that declare ``option``."""
+    return sorted({n.name for n in NOTIONS.values() if any(o.name == option for o in n.options)})
 
 
 def notion_names() -> list[str]:

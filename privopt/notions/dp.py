@@ -7,9 +7,10 @@ spec §1 row 12, §2.9. Linear and prior-free: ``p(u|x) ≤ e^ε p(u|x')`` for `
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import ratio_constraints
+from privopt.notions._pairwise import pairwise_repair_weight, ratio_constraints
 from privopt.notions.base import DesignContext, Notion, register
 
 
@@ -30,3 +31,7 @@ class DifferentialPrivacy(Notion):
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         return ratio_constraints(ctx.channel, level, ctx.neighbors)
+
+    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        support = np.flatnonzero(prior.secret_probs > 0)
+        return pairwise_repair_weight(channel, anchor, level, neighbors, support)

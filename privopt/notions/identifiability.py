@@ -11,7 +11,7 @@ import cvxpy as cp
 import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import ratio_constraints
+from privopt.notions._pairwise import pairwise_repair_weight, ratio_constraints
 from privopt.notions.base import DesignContext, Notion, register
 
 
@@ -30,18 +30,11 @@ class Identifiability(Notion):
         return ratio_constraints(ctx.joint, level, ctx.neighbors)
 
     def min_level(self, prior, neighbors=None) -> float:
-        """``ε_X`` over the relation restricted to the support ([004] eq. 18, Lemma 3)."""
-        if neighbors is None:
-            return 0.0
-        if getattr(prior, "is_iid", False) and neighbors.kind == "hamming":
-            # product closed form, nothing enumerated: pairs inside the support differ in one
-            # row whose two values both have positive mass (epsilon_x is +inf without full
-            # support, since it does not restrict to the support)
-            q = prior.row_probs[prior.row_probs > 0]
-            return float(np.log(q.max() / q.min()))
+        """``ε_X`` over the relation restricted to the support (Wang, Ying & Zhang 2016,
+        eq. (18) and Lemma 3): :func:`privopt.measures.least_identifiability_level`."""
+        return measures.least_identifiability_level(prior, neighbors)
+
+    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
         p = prior.secret_probs
-        rel = neighbors.restricted(np.flatnonzero(p > 0))
-        if rel.n_pairs == 0:
-            return 0.0
-        logp = np.log(p[rel.left]) - np.log(p[rel.right])
-        return float(max(logp.max(), 0.0))
+        support = np.flatnonzero(p > 0)
+        return pairwise_repair_weight(channel, anchor, level, neighbors, support, scale=p)

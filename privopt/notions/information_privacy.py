@@ -8,8 +8,10 @@ Parameter ``c = e^ε`` keeps the program DPP.
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 
 from privopt import measures
+from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
 from privopt.notions.base import DesignContext, Notion, register
 
 
@@ -30,3 +32,13 @@ class InformationPrivacy(Notion):
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return [ctx.channel <= level * p_u_rows, p_u_rows <= level * ctx.channel]
+
+    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        p = prior.secret_probs
+        ch = channel[p > 0]
+        q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
+        c = np.broadcast_to(anchor, ch.shape)
+        ratio, slack = float(np.exp(level)), REPAIR_SLACK * (1 + level)
+        upper = mixing_weight(ch, q, c, c, ratio, slack)  # p(u|s) ≤ e^ε p(u)
+        lower = mixing_weight(q, ch, c, c, ratio, slack)  # p(u) ≤ e^ε p(u|s)
+        return max(upper, lower)

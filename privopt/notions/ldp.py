@@ -6,10 +6,11 @@ Saeidian et al. [003] Def. 14; [000] Def. 2.7 and Thm 2.8; spec §1 rows 8, 14, 
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 
 from privopt import measures
 from privopt.model import all_pairs
-from privopt.notions._pairwise import ratio_constraints
+from privopt.notions._pairwise import pairwise_repair_weight, ratio_constraints
 from privopt.notions.base import DesignContext, Notion, register
 
 
@@ -29,3 +30,7 @@ class LocalDifferentialPrivacy(Notion):
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         return ratio_constraints(ctx.channel, level, all_pairs(ctx.n_secrets))
+
+    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        support = np.flatnonzero(prior.secret_probs > 0)
+        return pairwise_repair_weight(channel, anchor, level, all_pairs(channel.shape[0]), support)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 
 import cvxpy as cp
+import numpy as np
 
 from privopt import measures
 from privopt.model import as_prior
+from privopt.notions._pairwise import REPAIR_SLACK
 from privopt.notions.base import DesignContext, Notion, register
 
 
@@ -40,3 +42,11 @@ class MaximalLeakage(Notion):
 
     def max_level(self, prior) -> float:
         return math.log(len(as_prior(prior).secret_support))  # L ≤ ln |supp X|
+
+    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        # Σ_u max_x of the mixture ≤ (1−θ) Σ_u max_x p(u|x) + θ Σ_u anchor_u, with Σ anchor = 1
+        total = float(channel[prior.secret_probs > 0].max(axis=0).sum())
+        bound = float(np.exp(level))
+        if total <= bound * (1.0 + REPAIR_SLACK * (1 + level)) or total <= 1.0:
+            return 0.0
+        return (total - bound) / (total - 1.0)

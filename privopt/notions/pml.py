@@ -7,8 +7,10 @@ Saeidian et al. [003] Def. 4 and Thm 1; [000] Def. 2.3; spec §1 row 4. Linear:
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 
 from privopt import measures
+from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
 from privopt.notions.base import DesignContext, Notion, register
 
 
@@ -30,3 +32,10 @@ class PointwiseMaximalLeakage(Notion):
 
     def max_level(self, prior) -> float:
         return measures.epsilon_max(prior)  # every mechanism is ε_max-PML ([003] Lemma 2)
+
+    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        p = prior.secret_probs
+        ch = channel[p > 0]
+        q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
+        c = np.broadcast_to(anchor, ch.shape)
+        return mixing_weight(ch, q, c, c, float(np.exp(level)), REPAIR_SLACK * (1 + level))

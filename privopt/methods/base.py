@@ -1,0 +1,343 @@
+"""The interface every method implements, and the one registry of method names.
+
+A *method* solves one point of a design request: the least ``E[d]`` at a level ε (an
+"ε point") or, where it can, the least level within a budget (a "budget point"). The cvxpy
+program with each installed cvxpy solver is a method (named as cvxpy names the solver:
+``CLARABEL``, ``HIGHS``, …); so is each of privopt's own fast paths (``symmetric``,
+``blahut-arimoto``, ``sparse-highs-…``). The solve driver (:mod:`privopt.solve`) owns the
+rest: modes, line search, verification and repair, certificates, fallback from one method to
+the next, time limits and warm starts.
+
+Everything a method returns travels as typed objects: :class:`Answer` (the raw answer and
+what the method knows about it) with its :class:`Certificate` (a lower bound on the optimum)
+and, for answers too large to hold densely, a structured :class:`Measurement`.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.status import Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.request import DesignRequest
+
+__all__ = [
+    "Answer",
+    "Certificate",
+    "Deadline",
+    "Measurement",
+    "Method",
+    "ProgressEvent",
+    "Task",
+    "METHODS",
+    "register",
+    "register_alias",
+    "lookup",
+    "method_names",
+    "TimeLimitReached",
+]
+
+
+class TimeLimitReached(Exception):
+    """Raised inside a method when its :class:`Deadline` has passed (caught by the method,
+    which then answers with :attr:`Status.TIME_LIMIT`)."""
+
+
+class Deadline:
+    """A wall-clock limit for a run.
+
+    Parameters
+    ----------
+    seconds : float or None
+        The time allowed from now; ``None`` for no limit.
+    """
+
+    def __init__(self, seconds: float | None = None):
+        self.seconds = seconds
+        self.start = time.perf_counter()
+        self.end = math.inf if seconds is None else self.start + float(seconds)
+
+    @property
+    def limited(self) -> bool:
+        """Whether there is a limit at all."""
+        return math.isfinite(self.end)
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a limit, never negative)."""
+        return max(0.0, self.end - time.perf_counter())
+
+    def elapsed(self) -> float:
+        """Seconds since the deadline was set."""
+        return time.perf_counter() - self.start
+
+    def expired(self) -> bool:
+        """Whether the limit has passed."""
+        return time.perf_counter() >= self.end
+
+    def check(self) -> None:
+        """Raise :class:`TimeLimitReached` if the limit has passed."""
+        if self.expired():
+            raise TimeLimitReached(f"time limit of {self.seconds:g} s reached")
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """What a long run reports while it works (to ``on_progress`` callbacks).
+
+    Attributes
+    ----------
+    stage : str
+        ``"start"`` (a method starts a point), ``"iteration"`` (a method's own progress),
+        ``"done"`` (a point is answered), ``"fallback"`` (the next method takes over),
+        ``"line_search"`` (a bisection step of the budget-mode search).
+    method : str
+        The method at work.
+    elapsed : float
+        Seconds since the run started.
+    iteration : int or None
+        The method's iteration count, where it reports one.
+    message : str
+        A short human-readable note.
+    """
+
+    stage: str
+    method: str
+    elapsed: float
+    iteration: int | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Evidence of optimality: a lower bound on the optimal objective of the point.
+
+    Attributes
+    ----------
+    lower_bound : float or None
+        A value no feasible mechanism can beat (``E[d]`` for an ε point, the level for a
+        budget point), or ``None`` when the method has none.
+    source : str
+        Where the bound comes from (e.g. "HiGHS dual objective", "Blahut–Arimoto dual bound").
+    details : dict
+        JSON-ready numbers about it (iterations, slopes, tolerances…).
+    """
+
+    lower_bound: float | None
+    source: str
+    details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A structured re-measurement of an answer too large to hold as a dense matrix,
+    computed independently of the solve (e.g. on orbits of a symmetric mechanism).
+
+    Attributes
+    ----------
+    level : float
+        The notion's level of the mechanism (nats).
+    distortion : float
+        Its ``E[d]``.
+    row_sum_error : float
+        The largest ``|Σ_u W[x,u] − 1|`` (negative entries count as errors too).
+    details : dict
+        JSON-ready extras (how it was measured).
+    """
+
+    level: float
+    distortion: float
+    row_sum_error: float
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Answer:
+    """What a method returns for one point, before the driver verifies it.
+
+    Attributes
+    ----------
+    status : Status
+        ``OPTIMAL`` / ``OPTIMAL_INACCURATE`` (an answer), ``INFEASIBLE``, ``FAILED`` or
+        ``TIME_LIMIT``.
+    method : str
+        The method's registered name.
+    matrix : numpy.ndarray or None
+        The dense mechanism ``W[y, u]`` as the method computed it.
+    structured : object or None
+        A structured mechanism (``row(i)``, ``sample``, ``to_dense``, ``describe``) when the
+        dense one is too large or the structure is worth keeping.
+    measured : Measurement or None
+        The method's structured re-measurement, for answers with no dense ``matrix``.
+    objective : float
+        The method's optimal value: ``E[d]`` at an ε point, the level (nats) at a budget
+        point.
+    certificate : Certificate or None
+        A lower bound on the optimum, when the method has one.
+    iterations : int or None
+    solve_time, build_time : float
+        Seconds.
+    least_achievable : float or None
+        With ``INFEASIBLE``: the least achievable level or distortion, when known.
+    message : str
+        Why a point failed, or a note.
+    warm : object
+        What a later point of the same instance can start from (a simplex basis, an output
+        pmf); never serialised.
+    details : dict
+        JSON-ready facts about the run (LP sizes, the HiGHS status, …).
+    """
+
+    status: Status
+    method: str
+    matrix: np.ndarray | None = None
+    structured: Any = None
+    measured: Measurement | None = None
+    objective: float = math.nan
+    certificate: Certificate | None = None
+    iterations: int | None = None
+    solve_time: float = 0.0
+    build_time: float = 0.0
+    least_achievable: float | None = None
+    message: str = ""
+    warm: Any = field(default=None, repr=False)
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Task:
+    """One point handed to a method.
+
+    Attributes
+    ----------
+    request : DesignRequest
+        The validated request (its mode may differ from the point's: a line search hands
+        ε points of a budget-mode request).
+    epsilon : float or None
+        An ε point: minimise ``E[d]`` subject to level ≤ ε.
+    budget : float or None
+        A budget point: minimise the level subject to ``E[d] ≤ budget``.
+    tol : float
+        The accuracy asked of the method (relative duality gap).
+    deadline : Deadline
+    warm : object
+        The ``warm`` of a previous answer of the same method on the same instance, or None.
+    cache : dict
+        Scratch space shared by the points of one run (e.g. a compiled cvxpy program).
+    report : callable or None
+        ``report(ProgressEvent)`` for progress.
+    """
+
+    request: DesignRequest
+    epsilon: float | None = None
+    budget: float | None = None
+    tol: float = 1e-9
+    deadline: Deadline = field(default_factory=Deadline)
+    warm: Any = None
+    cache: dict = field(default_factory=dict)
+    report: Callable[[ProgressEvent], None] | None = None
+
+    def emit(self, method: str, stage: str, iteration: int | None = None, message: str = ""):
+        """Send a :class:`ProgressEvent` to :attr:`report`, if any."""
+        if self.report is not None:
+            self.report(ProgressEvent(stage, method, self.deadline.elapsed(), iteration, message))
+
+
+class Method(abc.ABC):
+    """A way to solve points of a design request (see the module docstring).
+
+    Attributes
+    ----------
+    name : str
+        The name users pass as ``solver=`` (``[solver] name``, ``--solver``).
+    description : str
+        One line for ``privopt solvers`` and the documentation.
+    family : str
+        ``"cvxpy"`` (the cvxpy program with a cvxpy solver) or ``"privopt"`` (a fast path).
+    priority : int
+        Higher is tried first among the methods picked automatically.
+    warm_starts : bool
+        Whether passing the previous answer's ``warm`` saves work (sweeps, line searches).
+    native_time_limit : bool
+        Whether the method honours :attr:`Task.deadline` itself; otherwise the driver
+        enforces it from outside.
+    """
+
+    name: str = ""
+    description: str = ""
+    family: str = "privopt"
+    priority: int = 0
+    warm_starts: bool = False
+    native_time_limit: bool = True
+
+    @abc.abstractmethod
+    def unsupported(self, request: DesignRequest) -> str | None:
+        """``None`` when the method can solve ``request``; otherwise why not (one phrase)."""
+
+    def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
+        """Whether to pick the method without being named (for a single design, or a
+        ``sweep`` where warm starts change the balance). Each choice should rest on a
+        measurement in ``benchmarks/``."""
+        return False
+
+    def solves_budget(self, request: DesignRequest) -> bool:
+        """Whether the method answers budget points of ``request`` itself (beyond the
+        notions whose level is a convex objective, which every method answers)."""
+        return bool(request.notion.direct_level)
+
+    @abc.abstractmethod
+    def solve(self, task: Task) -> Answer:
+        """Solve one point; never raises for a solver failure (returns ``FAILED``)."""
+
+    def __repr__(self) -> str:
+        return f"<method {self.name} ({self.family})>"
+
+
+#: Every registered method by name.
+METHODS: dict[str, Method] = {}
+#: Other accepted spellings → registered name.
+ALIASES: dict[str, str] = {}
+
+
+def register(method: Method) -> Method:
+    """Add ``method`` to :data:`METHODS` (its name must be new, also case-insensitively)."""
+    key = method.name
+    if not key or any(k.lower() == key.lower() for k in (*METHODS, *ALIASES)):
+        raise ValueError(f"method name {key!r} is empty or registered twice")
+    METHODS[key] = method
+    return method
+
+
+def register_alias(alias: str, name: str) -> None:
+    """Accept ``alias`` as another name of the registered method ``name``."""
+    if any(k.lower() == alias.lower() for k in (*METHODS, *ALIASES)):
+        raise ValueError(f"alias {alias!r} clashes with a registered name")
+    ALIASES[alias] = name
+
+
+def lookup(name: str) -> Method | None:
+    """The method called ``name`` (case-insensitive; aliases accepted), or ``None``."""
+    if not isinstance(name, str):
+        raise InputError(f"expected a method name (a string), got {name!r}", "solver.name")
+    folded = name.strip().lower()
+    for key, method in METHODS.items():
+        if key.lower() == folded:
+            return method
+    for alias, target in ALIASES.items():
+        if alias.lower() == folded:
+            return METHODS[target]
+    return None
+
+
+def method_names(family: str | None = None) -> list[str]:
+    """Registered method names (of one ``family`` if given), cvxpy solvers first."""
+    names = [n for n, m in METHODS.items() if family is None or m.family == family]
+    return sorted(names, key=lambda n: (METHODS[n].family != "cvxpy", n))

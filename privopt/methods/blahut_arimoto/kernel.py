@@ -1,0 +1,228 @@
+"""The Blahut–Arimoto kernel at one slope, its measures and the BLAS thread guard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Kernel", "SlopePoint", "mutual_information", "ba_gap", "BlasThreads", "TINY"]
+
+#: Z values below this are recomputed in the log domain.
+TINY = 1e-280
+
+
+_BLAS_THREAD_FUNCS: list | None = None
+
+
+def _blas_thread_funcs() -> list:
+    """``(get, set)`` pairs for the OpenBLAS builds bundled with numpy and scipy wheels.
+
+    Found by file name next to the packages (``numpy.libs``, ``scipy.libs``); empty on other
+    builds (MKL, system BLAS), in which case thread control is silently skipped.
+    """
+    global _BLAS_THREAD_FUNCS
+    if _BLAS_THREAD_FUNCS is not None:
+        return _BLAS_THREAD_FUNCS
+    import ctypes
+    import glob
+    import os
+
+    import scipy
+
+    funcs = []
+    names = (
+        "scipy_openblas_{}_num_threads64_",
+        "scipy_openblas_{}_num_threads",
+        "openblas_{}_num_threads64_",
+        "openblas_{}_num_threads",
+    )
+    for package in (np, scipy):
+        libdir = os.path.join(
+            os.path.dirname(os.path.dirname(package.__file__)), f"{package.__name__}.libs"
+        )
+        for path in glob.glob(os.path.join(libdir, "*openblas*")):
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for name in names:
+                get = getattr(lib, name.format("get"), None)
+                put = getattr(lib, name.format("set"), None)
+                if get is not None and put is not None:
+                    get.restype = ctypes.c_int
+                    funcs.append((get, put))
+                    break
+    _BLAS_THREAD_FUNCS = funcs
+    return funcs
+
+
+class BlasThreads:
+    """Context manager limiting the bundled OpenBLAS to ``n`` threads (``None``: no change).
+
+    Blahut–Arimoto is dominated by matrix–vector products and moderate Cholesky/GEMM, for
+    which BLAS threads barely help and, on a loaded machine, cost up to 10× (measured).
+    """
+
+    def __init__(self, n: int | None):
+        self.n = n
+        self.saved: list[tuple] = []
+
+    def __enter__(self):
+        if self.n is not None:
+            for get, put in _blas_thread_funcs():
+                self.saved.append((put, int(get())))
+                put(int(self.n))
+        return self
+
+    def __exit__(self, *exc):
+        for put, value in self.saved:
+            put(value)
+        self.saved.clear()
+        return False
+
+
+def _lse_rows(a: np.ndarray) -> np.ndarray:
+    """Row-wise ``ln Σ exp`` (−inf for an all −inf row); faster than scipy's for 2-D arrays."""
+    m = a.max(axis=1)
+    finite = np.isfinite(m)
+    out = np.full(a.shape[0], -np.inf)
+    if finite.any():
+        mf = m[finite]
+        out[finite] = mf + np.log(np.exp(a[finite] - mf[:, None]).sum(axis=1))
+    return out
+
+
+def mutual_information(p: np.ndarray, W: np.ndarray) -> float:
+    """``I(X;U) = Σ p(x) W[x,u] ln(W[x,u]/q(u))`` with ``0 ln 0 = 0`` ([004] Def. 4, nats)."""
+    q = p @ W
+    rows = p > 0
+    Wr = W[rows]
+    pos = (Wr > 0) & (q[None, :] > 0)
+    ratio = np.zeros_like(Wr)
+    ratio[pos] = np.log(Wr[pos] / np.broadcast_to(q, Wr.shape)[pos])
+    return float(max(np.sum(p[rows][:, None] * Wr * ratio), 0.0))
+
+
+class Kernel:
+    """``K[x,u] = e^{−s (d(x,u) − d_min(x))}`` (rows scaled to max 1) for one slope ``s``.
+
+    ``s = inf`` gives the indicator of ``d(x,u) = d_min(x)`` (the ``D = D_min`` problem).
+    """
+
+    def __init__(self, d: np.ndarray, dmin: np.ndarray, p: np.ndarray, s: float):
+        self.s = s
+        self.d = d
+        self.p = p
+        excess = d - dmin[:, None]
+        if np.isinf(s):
+            self.K = (excess <= 1e-12 * max(1.0, float(d.max()))).astype(float)
+            self.logK = np.where(self.K > 0, 0.0, -np.inf)
+        else:
+            self.logK = -s * excess
+            self.K = np.exp(self.logK)
+        # the true ln Z(x) is ln Z̃(x) − s·d_min(x); keep the shift for the certificate
+        self.shift = np.zeros_like(dmin) if np.isinf(s) else -s * dmin
+        self.pos = p > 0
+        self.sqrt_p = np.sqrt(p)
+
+    def z(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``Z̃ = K q`` with its log; rows that underflow are redone in the log domain."""
+        zt = self.K @ q
+        bad = zt < TINY
+        with np.errstate(divide="ignore"):
+            logz = np.log(zt)
+            if bad.any():
+                logq = np.log(q)
+                logz[bad] = _lse_rows(self.logK[bad] + logq[None, :])
+        return zt, logz, bad
+
+    def ratio(self, zt, logz, bad, cols=None) -> np.ndarray:
+        """``B[x,u] = K[x,u] / Z̃(x)`` (= ``W[x,u]/q(u)``) for the given columns."""
+        K = self.K if cols is None else self.K[:, cols]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            B = K / zt[:, None]
+            if bad.any():
+                lk = self.logK[bad] if cols is None else self.logK[np.ix_(bad, cols)]
+                B[bad] = np.exp(lk - logz[bad][:, None])
+        B[~np.isfinite(B)] = 0.0
+        return B
+
+    def c(self, zt, logz, bad) -> np.ndarray:
+        """``c(u) = Σ_x p(x) K[x,u] / Z(x)`` (Blahut 1972, eq. (9))."""
+        good = self.pos & ~bad
+        out = (self.p[good] / zt[good]) @ self.K[good]
+        badp = self.pos & bad & np.isfinite(logz)
+        if badp.any():
+            lw = np.log(self.p[badp]) - logz[badp]
+            with np.errstate(over="ignore"):
+                out = out + np.exp(self.logK[badp] + lw[:, None]).sum(axis=0)
+        return out
+
+    def phi(self, q: np.ndarray) -> float:
+        """``Φ(q) = −Σ p(x) ln Z̃(x) + Σ q`` (up to the constant row shift)."""
+        _, logz, _ = self.z(q)
+        lz = logz[self.pos]
+        if not np.isfinite(lz).all():
+            return np.inf
+        return float(-np.dot(self.p[self.pos], lz) + q.sum())
+
+    def mechanism(self, q: np.ndarray) -> np.ndarray:
+        """``W[x,u] = q(u) K[x,u] / Z(x)``; rows with ``Z = 0`` (zero prior mass) get ``K``'s
+        row normalised."""
+        zt, logz, bad = self.z(q)
+        W = q[None, :] * self.ratio(zt, logz, bad)
+        sums = W.sum(axis=1)
+        empty = ~(sums > 0)
+        if empty.any():
+            W[empty] = self.K[empty]
+            sums[empty] = W[empty].sum(axis=1)
+        return W / sums[:, None]
+
+
+@dataclass
+class SlopePoint:
+    """The converged Blahut–Arimoto solution at one slope.
+
+    Attributes
+    ----------
+    s : float
+        The slope (``0`` = constant output, ``inf`` = the ``D_min`` problem).
+    q : numpy.ndarray
+        Output pmf.
+    W : numpy.ndarray
+        Mechanism (all input rows).
+    D : float
+        ``E[d]`` of ``W``.
+    I : float
+        ``I(X;U)`` of ``W`` (nats).
+    intercept : float
+        ``a_s`` with ``R(D') ≥ a_s − s D'`` for every ``D'`` (Blahut's lower bound; ``-inf``
+        when ``s`` is 0 or infinite).
+    gap : float
+        BA duality gap at this slope, ``ln max c − Σ q c ln c`` (nats).
+    iterations : int
+    dD_ds : float
+        Slope derivative ``dD/ds`` of the optimal curve (``nan`` at the ends).
+    method : str
+        How the slope was solved (``"ba"``, ``"newton"``, ``"ipm+newton"``, ...).
+    """
+
+    s: float
+    q: np.ndarray
+    W: np.ndarray
+    D: float
+    I: float
+    intercept: float
+    gap: float
+    iterations: int
+    dD_ds: float = float("nan")
+    method: str = ""
+
+
+def ba_gap(q: np.ndarray, c: np.ndarray) -> float:
+    """Blahut's gap ``ln max_u c(u) − Σ_u q(u) c(u) ln c(u)`` for a normalised ``q`` (≥ 0)."""
+    if not np.isfinite(c).all():
+        return np.inf
+    pos = (q > 0) & (c > 0)
+    return float(np.log(c.max()) - np.sum(q[pos] * c[pos] * np.log(c[pos])))

@@ -1,0 +1,184 @@
+"""The cvxpy program solved by one cvxpy solver, as a :class:`~privopt.methods.base.Method`.
+
+One method is registered per installed cvxpy solver, under cvxpy's own name (``CLARABEL``,
+``HIGHS``, ``ECOS``, ``SCS``, …; names are matched case-insensitively). The program is built
+once per run and kept in the task's cache, so the points of a line search or a sweep re-solve
+it through its parameter (DPP) without recompiling.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+
+from privopt.methods.base import Answer, Certificate, Method, Task, register
+from privopt.methods.cvxpy_program.program import LARGE_EPSILON, PrivacyProblem
+from privopt.status import Status
+
+__all__ = ["CvxpyMethod", "CVXPY_CHAINS", "TIME_LIMIT_OPTIONS", "exp_cone_solvers"]
+
+#: The cvxpy solvers tried by default, in order, per kind of program (later ones are fallbacks).
+CVXPY_CHAINS = {
+    "linear": ("HIGHS", "CLARABEL", "ECOS", "SCS"),
+    "linear_large": ("CLARABEL", "HIGHS", "ECOS", "SCS"),
+    "exponential_cone": ("CLARABEL", "ECOS", "SCS"),
+}
+#: From this many mechanism entries on, linear programs go to Clarabel before HiGHS (HiGHS
+#: simplex was 15–30× slower on Hamming LPs from 64 × 64 on; benchmarks/README.md).
+LARGE_LP_ENTRIES = 4096
+#: Largest number of mechanism entries given to the dense cvxpy program.
+MAX_ENTRIES = 2**24
+#: The name of each solver's time-limit option (seconds), where it has one.
+TIME_LIMIT_OPTIONS = {
+    "CLARABEL": "time_limit",
+    "HIGHS": "time_limit",
+    "SCS": "time_limit_secs",
+    "OSQP": "time_limit",
+}
+
+_STATUS = {
+    cp.OPTIMAL: Status.OPTIMAL,
+    cp.OPTIMAL_INACCURATE: Status.OPTIMAL_INACCURATE,
+    cp.INFEASIBLE: Status.INFEASIBLE,
+    cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
+}
+
+
+def exp_cone_solvers() -> set[str]:
+    """Installed cvxpy solvers that handle exponential cones."""
+    from cvxpy.constraints import ExpCone
+    from cvxpy.reductions.solvers.defines import SOLVER_MAP_CONIC
+
+    return {
+        name
+        for name, solver in SOLVER_MAP_CONIC.items()
+        if name in cp.installed_solvers()
+        and ExpCone in solver.SUPPORTED_CONSTRAINTS
+        and not solver.MIP_CAPABLE
+    }
+
+
+class CvxpyMethod(Method):
+    """The cvxpy program with the cvxpy solver ``solver``.
+
+    Parameters
+    ----------
+    solver : str
+        A cvxpy solver name (as in ``cvxpy.installed_solvers()``).
+    """
+
+    family = "cvxpy"
+
+    def __init__(self, solver: str):
+        self.name = solver
+        self.solver = solver
+        self.native_time_limit = solver in TIME_LIMIT_OPTIONS
+        self.handles_exp_cone = solver in exp_cone_solvers()
+        cones = "LPs and exponential-cone programs" if self.handles_exp_cone else "LPs"
+        self.description = f"the cvxpy program solved by {solver} ({cones})"
+
+    def unsupported(self, request) -> str | None:
+        if request.notion.convexity == "exponential_cone" and not self.handles_exp_cone:
+            return f"{self.solver} does not handle the exponential cone of {request.notion.name}"
+        if request.entries > MAX_ENTRIES:
+            return f"{request.entries:.0f} mechanism entries are too many for a dense program"
+        if request.distortion.is_database_hamming and request.prior.size > 2**14:
+            return "the dense database distortion would not fit in memory"
+        return None
+
+    def solves_budget(self, request) -> bool:
+        return bool(request.notion.direct_level)
+
+    # --- the program ------------------------------------------------------------------------
+    @staticmethod
+    def program(task: Task) -> PrivacyProblem:
+        """The task's program, built once per run (kept in ``task.cache``)."""
+        form = "budget" if task.budget is not None else "epsilon"
+        key = ("cvxpy", form)
+        pp = task.cache.get(key)
+        if pp is None:
+            request = task.request
+            if form == "budget":
+                request = request.at(max_distortion=task.budget)
+            else:
+                request = request.at(epsilon=task.epsilon)
+            pp = PrivacyProblem(request)
+            task.cache[key] = pp
+        return pp
+
+    def solve(self, task: Task) -> Answer:
+        pp = self.program(task)
+        relaxed = False
+        if task.budget is not None:
+            pp.set_max_distortion(task.budget)
+            problem = pp.problem
+        else:
+            eps = task.epsilon
+            cap = pp.notion.max_level(pp.prior)
+            if math.isfinite(cap) and eps >= cap:
+                eps = cap  # no mechanism is excluded beyond the notion's largest level
+            pp.set_epsilon(eps)
+            relaxed = not (math.isfinite(eps) and eps <= LARGE_EPSILON)
+            # e^ε beyond ~1e13 wrecks any solver's scaling: solve without the constraint and
+            # let the driver mix in the least weight of a constant mechanism meeting ε
+            problem = pp.without_privacy_constraint() if relaxed else pp.problem
+        options = dict(task.cache.get(("options", self.name), {}))
+        if task.deadline.limited and self.native_time_limit:
+            options[TIME_LIMIT_OPTIONS[self.solver]] = max(task.deadline.remaining(), 1e-3)
+        warm = bool(task.cache.get(("solved", id(problem))))
+        start = time.perf_counter()
+        task.emit(self.name, "start")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                problem.solve(solver=self.solver, warm_start=warm, **options)
+        except (cp.SolverError, ValueError, ArithmeticError) as exc:
+            return Answer(
+                Status.FAILED, self.name, message=str(exc), solve_time=time.perf_counter() - start
+            )
+        task.cache[("solved", id(problem))] = True
+        wall = time.perf_counter() - start
+        stats = problem.solver_stats
+        status = _STATUS.get(problem.status, Status.FAILED)
+        if problem.status == cp.USER_LIMIT and task.deadline.limited:
+            status = Status.TIME_LIMIT
+        answer = Answer(
+            status,
+            self.name,
+            solve_time=float(stats.solve_time) if stats and stats.solve_time else wall,
+            build_time=pp.build_time,
+            iterations=int(stats.num_iters) if stats and stats.num_iters is not None else None,
+            details={"cvxpy_status": problem.status, "wall_time_s": wall},
+        )
+        if not status.has_answer:
+            answer.message = f"{self.solver}: status {problem.status}"
+            return answer
+        if pp.W.value is None:
+            answer.status = Status.FAILED
+            answer.message = f"{self.solver}: status {problem.status} without a solution"
+            return answer
+        answer.matrix = np.array(pp.W.value)
+        value = float(problem.value)
+        if task.budget is not None:
+            value = pp.notion.level_from_objective(value)
+        answer.objective = value
+        if relaxed:
+            # the optimum without the privacy constraint bounds D*(ε) from below
+            answer.certificate = Certificate(
+                value, f"{self.solver} optimum without the privacy constraint"
+            )
+            answer.details["relaxed"] = f"ε > {LARGE_EPSILON:g}: solved without the constraint"
+        return answer
+
+
+def register_installed() -> None:
+    """Register one :class:`CvxpyMethod` per installed cvxpy solver."""
+    for name in cp.installed_solvers():
+        register(CvxpyMethod(name))
+
+
+register_installed()

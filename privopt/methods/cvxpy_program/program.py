@@ -1,0 +1,297 @@
+"""The cvxpy program of a design request (the papers' convex programs, vectorised).
+
+:func:`build_problem` returns a :class:`PrivacyProblem` that exposes the ``cvxpy.Problem``
+(so a user can add constraints the cvxpy way, see :meth:`PrivacyProblem.add_constraints`)
+and what the solve driver needs to interpret its solution. The privacy level enters as a
+cvxpy ``Parameter`` in DPP form (``c = e^ε`` for the linear notions, ε itself for the
+information measures), so sweeps and line searches re-solve without recompiling.
+
+The programs: minimise ``E[d] = Σ_{y,u} p(y) W[y,u] d(y,u)`` (Calmon & Fawaz 2012, eq. (15);
+Wang, Ying & Zhang 2016, eq. (14)) over row-stochastic ``W ≥ 0`` subject to the notion's
+constraints at level ε (each notion module writes its own), or minimise the notion's level
+objective subject to ``E[d] ≤ D`` for notions with a convex level objective.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+
+import cvxpy as cp
+import numpy as np
+
+from privopt.model import NeighborRelation
+from privopt.notions import DesignContext, Notion
+from privopt.request import DesignRequest, prepare_request
+
+__all__ = ["PrivacyProblem", "build_problem", "LARGE_EPSILON"]
+
+#: Above this level (``e^30 ≈ 1e13``) the privacy constraint is not handed to a solver: the
+#: coefficients would wreck its scaling. The program is solved without it and the solve
+#: driver mixes in the least weight of a constant mechanism that meets the level.
+LARGE_EPSILON = 30.0
+
+
+class PrivacyProblem:
+    """A built privacy-design program.
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The validated request (its mode chooses the program's form).
+
+    Attributes
+    ----------
+    request : DesignRequest
+    prior, distortion, notion, mode, neighbors, options, extra_distortions
+        The request's parts.
+    W : cvxpy.Variable
+        The mechanism ``p(u|y)``.
+    problem : cvxpy.Problem
+        The program. In ``max_distortion`` mode for a notion without a convex level
+        objective, this is the ε-mode program that the line search re-solves.
+    level_parameter, budget_parameter : cvxpy.Parameter or None
+        ``e^ε`` (or ε) and the distortion budget.
+    form : {"epsilon", "budget"}
+        Which of the two programs this is.
+    build_time : float
+        Seconds spent building it.
+    """
+
+    def __init__(self, request: DesignRequest):
+        self._request = request
+        start = time.perf_counter()
+        self._build()
+        self.build_time = time.perf_counter() - start
+
+    @classmethod
+    def from_request(cls, request: DesignRequest) -> PrivacyProblem:
+        """Build the program of a validated request."""
+        return cls(request)
+
+    # --- the request's parts ----------------------------------------------------------------
+    @property
+    def request(self) -> DesignRequest:
+        """The request, with the user's constraints attached."""
+        return dataclasses.replace(
+            self._request,
+            epsilon=self.epsilon if self._request.mode == "epsilon" else None,
+            max_distortion=self.max_distortion if self._request.mode != "epsilon" else None,
+            user_constraints=tuple(self._user_constraints),
+            constraint_check=self.meets_user_constraints if self._user_constraints else None,
+        )
+
+    prior = property(lambda self: self._request.prior)
+    distortion = property(lambda self: self._request.distortion)
+    notion: Notion = property(lambda self: self._request.notion)  # type: ignore[assignment]
+    mode = property(lambda self: self._request.mode)
+    neighbors = property(lambda self: self._request.neighbors)
+    options = property(lambda self: self._request.options)
+    extra_distortions = property(lambda self: list(self._request.extra_distortions))
+
+    # --- construction -----------------------------------------------------------------------
+    def _build(self) -> None:
+        request = self._request
+        prior, notion = request.prior, request.notion
+        n_y, n_u = request.distortion.shape
+        self.W = cp.Variable((n_y, n_u), nonneg=True, name="W")
+        support = prior.secret_support
+        channel_all = prior.induced_channel(self.W)
+        channel = channel_all if support.size == prior.n_secrets else channel_all[support, :]
+        rel = None
+        if request.neighbors is not None:
+            rel = request.neighbors.restricted(support)
+            position = np.full(prior.n_secrets, -1)
+            position[support] = np.arange(support.size)
+            rel = NeighborRelation(support.size, position[rel.left], position[rel.right], rel.kind)
+        self.context = DesignContext(
+            prior=prior,
+            W=self.W,
+            channel=channel,
+            p_secret=prior.secret_probs[support],
+            p_u=prior.input_probs @ self.W,
+            secret_index=support,
+            neighbors=rel,
+            options=dict(request.options),
+        )
+        weights = prior.input_probs[:, None] * request.distortion.matrix
+        self.expected_distortion = cp.sum(cp.multiply(weights, self.W))
+        self._rows = [cp.sum(self.W, axis=1) == 1]
+        for extra, budget in request.extra_distortions:
+            extra_w = prior.input_probs[:, None] * extra.matrix
+            self._rows.append(cp.sum(cp.multiply(extra_w, self.W)) <= budget)
+        self.level_parameter = None
+        self.budget_parameter = None
+        self.epsilon = request.epsilon
+        self.max_distortion = request.max_distortion
+        if request.mode == "max_distortion" and notion.direct_level:
+            self.form = "budget"
+            self.budget_parameter = cp.Parameter(nonneg=True, name="max_distortion")
+            self.budget_parameter.value = float(request.max_distortion)
+            objective = cp.Minimize(notion.level_objective(self.context))
+            constraints = [*self._rows, self.expected_distortion <= self.budget_parameter]
+        else:
+            self.form = "epsilon"
+            self.level_parameter = cp.Parameter(nonneg=True, name="level")
+            eps = request.epsilon
+            usable = eps is not None and math.isfinite(eps) and eps <= LARGE_EPSILON
+            self.level_parameter.value = notion.parameter_value(eps if usable else 0.0)
+            objective = cp.Minimize(self.expected_distortion)
+            constraints = [*self._rows, *notion.constraints(self.context, self.level_parameter)]
+        self._base_constraints = constraints
+        self._user_constraints: list[cp.Constraint] = []
+        self.problem = cp.Problem(objective, constraints)
+        self._relaxed: cp.Problem | None = None
+
+    # --- updates ----------------------------------------------------------------------------
+    @property
+    def uses_line_search(self) -> bool:
+        """Budget mode solved by a line search over ε (no convex level objective)."""
+        return self.mode == "max_distortion" and not self.notion.direct_level
+
+    def set_epsilon(self, eps: float) -> None:
+        """Set the level ε (nats) without rebuilding (DPP parameter).
+
+        Parameters
+        ----------
+        eps : float
+            The level; values above :data:`LARGE_EPSILON` are clipped in the program (the
+            solve driver imposes them by repair).
+        """
+        if self.level_parameter is None:
+            from privopt.errors import InputError
+
+            raise InputError("this problem has no level parameter (max_distortion mode)", "epsilon")
+        self.epsilon = float(eps)
+        usable = math.isfinite(self.epsilon) and self.epsilon <= LARGE_EPSILON
+        self.level_parameter.value = self.notion.parameter_value(self.epsilon if usable else 0.0)
+
+    def set_max_distortion(self, budget: float) -> None:
+        """Set the distortion budget without rebuilding.
+
+        Parameters
+        ----------
+        budget : float
+        """
+        self.max_distortion = float(budget)
+        if self.budget_parameter is not None:
+            self.budget_parameter.value = self.max_distortion
+
+    def add_constraints(self, *constraints: cp.Constraint) -> PrivacyProblem:
+        """Add cvxpy constraints on :attr:`W` (e.g. ``W[0, 1] == 0``) and rebuild the program.
+
+        Parameters
+        ----------
+        *constraints : cvxpy.Constraint
+
+        Returns
+        -------
+        PrivacyProblem
+            ``self``, for chaining.
+        """
+        self._user_constraints.extend(constraints)
+        self.problem = cp.Problem(
+            self.problem.objective, [*self._base_constraints, *self._user_constraints]
+        )
+        self._relaxed = None
+        return self
+
+    @property
+    def user_constraints(self) -> list[cp.Constraint]:
+        """The constraints added with :meth:`add_constraints`."""
+        return list(self._user_constraints)
+
+    def meets_user_constraints(self, matrix: np.ndarray, tol: float = 1e-6) -> bool:
+        """Whether ``matrix`` meets every constraint added with :meth:`add_constraints`.
+
+        Parameters
+        ----------
+        matrix : numpy.ndarray
+        tol : float
+            Largest violation accepted.
+
+        Returns
+        -------
+        bool
+        """
+        kept = self.W.value
+        try:
+            self.W.value = np.asarray(matrix, dtype=float)
+            return all(
+                c.violation() is None or np.max(np.atleast_1d(c.violation())) <= tol
+                for c in self._user_constraints
+            )
+        finally:
+            self.W.value = kept
+
+    def without_privacy_constraint(self) -> cp.Problem:
+        """The ε-form program without its privacy constraint: rows sum to 1, and the extra
+        budgets and user constraints stay (its optimum is a lower bound on ``D*(ε)`` for
+        every ε)."""
+        if self._relaxed is None:
+            self._relaxed = cp.Problem(
+                cp.Minimize(self.expected_distortion), [*self._rows, *self._user_constraints]
+            )
+        return self._relaxed
+
+    def __repr__(self) -> str:
+        return (
+            f"PrivacyProblem(notion={self.notion.name!r}, mode={self.mode!r}, "
+            f"shape={self.W.shape}, {self.notion.convexity})"
+        )
+
+
+def build_problem(
+    prior,
+    distortion,
+    notion: str | Notion,
+    *,
+    epsilon: float | None = None,
+    max_distortion: float | None = None,
+    neighbors: NeighborRelation | str | None = None,
+    extra_distortions: Sequence[tuple] = (),
+    observe_secret: bool = False,
+    **options,
+) -> PrivacyProblem:
+    """Build the cvxpy program for one design request.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        What the designer knows (a plain pmf is a single-secret :class:`~privopt.Prior`).
+    distortion : Distortion, array_like or {"hamming", "absolute", "squared"}
+        ``d[y, u]``; its column count sets the output alphabet.
+    notion : str or Notion
+        A registered notion (:func:`privopt.notion_names`).
+    epsilon : float, optional
+        Minimise ``E[d]`` subject to level ≤ ε (nats).
+    max_distortion : float, optional
+        Minimise the level subject to ``E[d] ≤ max_distortion``.
+    neighbors : NeighborRelation or {"hamming", "all"}, optional
+        For ``dp`` and ``identifiability``; default Hamming on databases, all pairs otherwise.
+    extra_distortions : sequence of (Distortion or matrix, budget)
+        Further constraints ``E[d_k] ≤ budget_k`` (Calmon & Fawaz 2012, Remark 1).
+    observe_secret : bool
+        The mechanism sees ``(Y, S)`` (Calmon & Fawaz 2012, Remarks 3–4); needs a joint prior.
+    **options
+        The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
+
+    Returns
+    -------
+    PrivacyProblem
+        Solve it with :func:`privopt.solve_problem`.
+    """
+    request = prepare_request(
+        prior,
+        distortion,
+        notion,
+        epsilon=epsilon,
+        max_distortion=max_distortion,
+        neighbors=neighbors,
+        extra_distortions=extra_distortions,
+        observe_secret=observe_secret,
+        **options,
+    )
+    return PrivacyProblem(request)

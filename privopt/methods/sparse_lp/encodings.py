@@ -1,0 +1,254 @@
+"""Each linear notion's rows in the sparse LP, registered per notion.
+
+An encoding writes the notion's constraints at level ε on the mechanism entries ``W[i,u]``
+(rows of the prior's support), for the full LP and for the translation-reduced LP in
+``f(z) = W[x, x+z]``, and measures the level of a reduced answer from ``f`` alone. A new
+linear notion with a sparse-LP path is one more class here, registered with :func:`encoding`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from privopt.methods.sparse_lp.assembly import RowBuilder
+from privopt.methods.sparse_lp.translation import Translations
+from privopt.model import NeighborRelation
+
+__all__ = ["ENCODINGS", "register_encoding", "FullLP", "ReducedLP", "Encoding"]
+
+
+@dataclass
+class FullLP:
+    """What an encoding needs to write its rows on the full LP.
+
+    Attributes
+    ----------
+    p : numpy.ndarray
+        The prior on its support (``S`` entries).
+    n_outputs : int
+        ``U``.
+    ratio : float
+        ``e^ε``.
+    relation : NeighborRelation or None
+        Pairs of support rows (re-indexed), for pair notions.
+    complete : bool
+        Whether the relation is every pair of the support (written with one auxiliary
+        variable per column instead of the pair list).
+    """
+
+    p: np.ndarray
+    n_outputs: int
+    ratio: float
+    relation: NeighborRelation | None
+    complete: bool
+
+    @property
+    def n_w(self) -> int:
+        """The number of mechanism variables ``S·U``."""
+        return self.p.size * self.n_outputs
+
+    @property
+    def entries(self) -> np.ndarray:
+        """Column index of ``W[i,u]`` as an ``S × U`` array."""
+        return np.arange(self.n_w).reshape(self.p.size, self.n_outputs)
+
+    def aux(self) -> np.ndarray:
+        """Column indices of one auxiliary variable per output (after the ``W`` block)."""
+        return self.n_w + np.arange(self.n_outputs)
+
+
+@dataclass
+class ReducedLP:
+    """What an encoding needs on the translation-reduced LP (variables ``f(z)``)."""
+
+    group: Translations
+    ratio: float
+    relation: NeighborRelation | None
+    complete: bool
+    col_lo: np.ndarray
+    col_hi: np.ndarray
+
+
+class Encoding:
+    """A notion's rows in the sparse LP (see the module docstring)."""
+
+    def n_aux(self, lp: FullLP) -> int:
+        """Auxiliary variables of the full LP (after the ``W`` block)."""
+        return 0
+
+    def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        """Add the notion's rows at level ε to the full LP."""
+        raise NotImplementedError
+
+    def n_aux_reduced(self, lp: ReducedLP) -> int:
+        """Auxiliary variables of the reduced LP."""
+        return 0
+
+    def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
+        """Add the notion's rows (or column bounds) to the reduced LP."""
+        raise NotImplementedError
+
+    def reduced_level(self, f: np.ndarray, group: Translations, relation, complete) -> float:
+        """The level of ``W[x,u] = f(u − x)`` under the uniform prior, from ``f`` alone."""
+        raise NotImplementedError
+
+
+#: Encodings by notion name.
+ENCODINGS: dict[str, Encoding] = {}
+
+
+def register_encoding(instance: Encoding, *notions: str) -> Encoding:
+    """Register ``instance`` as the encoding of the named notions."""
+    for name in notions:
+        if name in ENCODINGS:
+            raise ValueError(f"notion {name!r} has a sparse-LP encoding already")
+        ENCODINGS[name] = instance
+    return instance
+
+
+def _ratio_level(f: np.ndarray) -> float:
+    return float(np.log(f.max() / f.min())) if f.min() > 0 else float("inf")
+
+
+class PairRatios(Encoding):
+    """``s(a) W[a,u] ≤ e^ε s(b) W[b,u]`` for neighbours ``a ~ b`` (``s = 1`` for dp and ldp,
+    ``s = p`` for identifiability): Wang, Ying & Zhang (2016), eq. (15) and the LP form of
+    PD-I; Saeidian et al. (2023), Defs 14 and 16. Over all pairs, with one auxiliary
+    ``lo_u`` per output: ``lo_u ≤ s(x) W[x,u] ≤ e^ε lo_u`` (``O(|X||U|)`` rows instead of
+    ``O(|X|²|U|)``)."""
+
+    def __init__(self, scaled: bool = False):
+        self.scaled = scaled
+
+    def n_aux(self, lp: FullLP) -> int:
+        return lp.n_outputs if lp.complete else 0
+
+    def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        scaled = self.scaled
+        S, U = lp.p.size, lp.n_outputs
+        widx = lp.entries.ravel()
+        if lp.complete:
+            scale = lp.p / lp.p.max() if scaled else np.ones(S)
+            coef = np.repeat(scale, U)
+            every = np.arange(S * U)
+            auxcol = np.tile(lp.aux(), S)
+            rows.block(S * U, [(every, widx, coef), (every, auxcol, -1.0)], 0.0, np.inf)
+            rows.block(S * U, [(every, widx, coef), (every, auxcol, -lp.ratio)], -np.inf, 0.0)
+            return
+        left, right = lp.relation.left, lp.relation.right
+        u = np.arange(U)
+        n = left.size * U
+        ca = (left[:, None] * U + u[None, :]).ravel()
+        cb = (right[:, None] * U + u[None, :]).ravel()
+        if scaled:  # p(a)W[a,u] − e^ε p(b)W[b,u] ≤ 0, rows scaled to max coefficient 1
+            pa, pb = lp.p[left], lp.ratio * lp.p[right]
+            top = np.maximum(pa, pb)
+            va, vb = np.repeat(pa / top, U), np.repeat(-pb / top, U)
+        else:  # W[a,u] − e^ε W[b,u] ≤ 0
+            va, vb = 1.0, -lp.ratio
+        rows.block(n, [(np.arange(n), ca, va), (np.arange(n), cb, vb)], -np.inf, 0.0)
+
+    def n_aux_reduced(self, lp: ReducedLP) -> int:
+        return 1 if lp.complete else 0
+
+    def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
+        N = lp.group.size
+        z = np.arange(N)
+        if lp.complete:  # lo ≤ f(z) ≤ e^ε lo: every column holds all values of f
+            lo_col = np.full(N, N)
+            rows.block(N, [(z, z, 1.0), (z, lo_col, -1.0)], 0.0, np.inf)
+            rows.block(N, [(z, z, 1.0), (z, lo_col, -lp.ratio)], -np.inf, 0.0)
+            return
+        # f(z) ≤ e^ε f(z − δ) for every neighbour difference δ = b − a (uniform prior: the
+        # identifiability rows are the dp rows)
+        deltas = lp.group.differences(lp.relation)
+        n = N * deltas.size
+        zz = np.tile(z, deltas.size)
+        dd = np.repeat(deltas, N)
+        shifted = lp.group.combine(zz, dd, -1)
+        rows.block(n, [(np.arange(n), zz, 1.0), (np.arange(n), shifted, -lp.ratio)], -np.inf, 0.0)
+
+    def reduced_level(self, f, group, relation, complete) -> float:
+        if complete or relation is None:
+            return _ratio_level(f)
+        N = group.size
+        z = np.arange(N)
+        pos = f > 0
+        best = 0.0
+        for delta in group.differences(relation):
+            other = f[group.combine(z, np.full(N, delta), -1)]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(pos | (other > 0), np.log(f) - np.log(other), 0.0)
+            best = max(best, float(np.nanmax(ratio)))
+        return best
+
+
+register_encoding(PairRatios(), "dp", "ldp")
+register_encoding(PairRatios(scaled=True), "identifiability")
+
+
+class OutputLawRatios(Encoding):
+    """``W[x,u] ≤ e^ε q_u`` (PML, Saeidian et al. 2023, Thm 1) and, for information privacy,
+    also ``e^{−ε} q_u ≤ W[x,u]`` (Calmon & Fawaz 2012, Def. 6), with the output law
+    ``q_u = Σ_x p(x) W[x,u]`` as auxiliary variables."""
+
+    def __init__(self, two_sided: bool = False):
+        self.two_sided = two_sided
+
+    def n_aux(self, lp: FullLP) -> int:
+        return lp.n_outputs
+
+    def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        S, U = lp.p.size, lp.n_outputs
+        widx = lp.entries.ravel()
+        u = np.arange(U)
+        aux = lp.aux()
+        # q_u − Σ_x p(x) W[x,u] = 0
+        rows.block(U, [(np.tile(u, S), widx, -np.repeat(lp.p, U)), (u, aux, 1.0)], 0.0, 0.0)
+        every = np.arange(S * U)
+        auxcol = np.tile(aux, S)
+        rows.block(S * U, [(every, widx, 1.0), (every, auxcol, -lp.ratio)], -np.inf, 0.0)
+        if self.two_sided:
+            rows.block(S * U, [(every, widx, 1.0), (every, auxcol, -1.0 / lp.ratio)], 0.0, np.inf)
+
+    def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
+        N = lp.group.size  # uniform prior: q_u = 1/N
+        lp.col_hi[:] = lp.ratio / N
+        if self.two_sided:
+            lp.col_lo[:] = 1.0 / (lp.ratio * N)
+
+    def reduced_level(self, f, group, relation, complete) -> float:
+        N = group.size
+        if self.two_sided:
+            return float(np.abs(np.log(N * f[f > 0])).max())
+        return float(max(np.log(N * f.max()), 0.0))
+
+
+register_encoding(OutputLawRatios(), "pml")
+register_encoding(OutputLawRatios(two_sided=True), "information_privacy")
+
+
+class ColumnMaxima(Encoding):
+    """``W[x,u] ≤ t_u`` and ``Σ_u t_u ≤ e^ε`` (maximal leakage, Saeidian et al. 2023,
+    eq. (1); Issa et al.)."""
+
+    def n_aux(self, lp: FullLP) -> int:
+        return lp.n_outputs
+
+    def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        S, U = lp.p.size, lp.n_outputs
+        every = np.arange(S * U)
+        auxcol = np.tile(lp.aux(), S)
+        rows.block(S * U, [(every, lp.entries.ravel(), 1.0), (every, auxcol, -1.0)], -np.inf, 0.0)
+        rows.block(1, [(np.zeros(U), lp.aux(), 1.0)], -np.inf, lp.ratio)
+
+    def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
+        lp.col_hi[:] = lp.ratio / lp.group.size  # N max f ≤ e^ε
+
+    def reduced_level(self, f, group, relation, complete) -> float:
+        return float(max(np.log(group.size * f.max()), 0.0))
+
+
+register_encoding(ColumnMaxima(), "maximal_leakage")

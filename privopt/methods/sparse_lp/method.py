@@ -1,0 +1,456 @@
+"""The linear notions as a hand-built sparse LP handed straight to HiGHS.
+
+Every notion with an encoding in :mod:`~privopt.methods.sparse_lp.encodings` is a set of
+linear inequalities on the mechanism ``W`` for a fixed prior, so ``min E[d] s.t. level ≤ ε``
+is an LP. It is assembled with :mod:`scipy.sparse` from the neighbour arrays (no modelling
+layer) and solved by HiGHS's dual simplex, interior point (with or without crossover) or
+PDLP. When the prior is uniform and the distortion and relation translation invariant, the
+LP shrinks exactly to one row (:mod:`~privopt.methods.sparse_lp.translation`).
+
+**Structure (why no column decomposition).** For dp, identifiability and ldp every privacy
+row involves one output column only, so the LP is block-angular: ``|U|`` blocks (one cone
+``C = {w ≥ 0: w_a ≤ e^ε w_b}`` per column) linked only by the ``|X|`` row sums. Dualising the
+row sums gives ``max Σ_x λ(x)`` s.t. ``p∘d(·,u) − λ ∈ C*`` for every ``u``: Dantzig–Wolfe with
+one generalized-network pricing problem per column, which does not shrink the work.
+
+The answer is the LP's primal point (cleaned of interior-point noise); its certificate is
+HiGHS's dual bound. The solve driver re-measures it, repairs tolerance-sized violations and
+checks the gap like any other answer.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.methods.base import (
+    Answer,
+    Certificate,
+    Measurement,
+    Method,
+    Task,
+    register,
+    register_alias,
+)
+from privopt.methods.sparse_lp.assembly import LinearProgram, RowBuilder
+from privopt.methods.sparse_lp.encodings import ENCODINGS, FullLP, ReducedLP
+from privopt.methods.sparse_lp.highs import HIGHS_METHODS, HighsRun, run_highs
+from privopt.methods.sparse_lp.translation import (
+    TranslationInvariantMechanism,
+    first_row,
+    translation_group,
+)
+from privopt.model import JointPrior, NeighborRelation
+from privopt.notions._mixing import least_mixing_weight
+from privopt.request import DesignRequest
+from privopt.status import Status
+
+__all__ = ["SparseLP", "solve_point", "MAX_VARIABLES", "MAX_DENSE", "LARGE_EPSILON"]
+
+#: Largest ``|supp p|·|U|`` handled (mechanism variables).
+MAX_VARIABLES = 2**21
+#: Largest alphabet for which a translation-invariant answer is also returned densely.
+MAX_DENSE = 4096
+#: Above this level the privacy rows are left out (``e^30 ≈ 1e13`` wrecks HiGHS's scaling);
+#: the driver then mixes in the least weight of a constant mechanism that meets ε.
+LARGE_EPSILON = 30.0
+
+_STATUS = {
+    "optimal": Status.OPTIMAL,
+    "infeasible": Status.INFEASIBLE,
+    "time_limit": Status.TIME_LIMIT,
+    "failed": Status.FAILED,
+}
+
+
+def _complete(relation: NeighborRelation | None, n_support: int) -> bool:
+    return relation is not None and (
+        relation.kind == "all" or relation.n_pairs == n_support * (n_support - 1)
+    )
+
+
+def _relation(request: DesignRequest) -> NeighborRelation | None:
+    """The pair relation of the notion (``ldp``: all pairs, held as a pair-free marker)."""
+    name = request.notion.name
+    if name == "ldp":
+        empty = np.zeros(0, dtype=np.int64)
+        return NeighborRelation(request.prior.n_secrets, empty, empty, "all")
+    return request.neighbors if name in ("dp", "identifiability") else None
+
+
+def _choose(lp: LinearProgram, reduced: bool) -> str:
+    """Dual simplex for small LPs (exact vertex, warm-startable), IPX otherwise. Measured on
+    PD-DP (m = 2, ε = 1, 2 cores): simplex 0.3 s / 5.7 s / 120 s at n = 5 / 6 / 7; IPX
+    0.1 s / 1.1 s / 19 s; PDLP did not converge in 300 s on a random prior at n = 8."""
+    return "simplex" if reduced or lp.A.nnz <= 1e4 else "ipm"
+
+
+def _clean(W: np.ndarray, floor: float = 1e-10) -> np.ndarray:
+    """Clip negatives, drop numerically empty columns, renormalise rows.
+
+    Interior-point answers leave unused outputs at ``~tol`` with arbitrary ratios; mixing
+    cannot repair those cheaply (their column mass is ``~tol``), so columns whose largest
+    entry is below ``floor`` are zeroed (costing at most ``floor · |X| · max d``).
+    """
+    W = np.clip(W, 0.0, None)
+    W[:, W.max(axis=0) <= floor] = 0.0
+    sums = W.sum(axis=1)
+    bad = ~(sums > 0)
+    if bad.any():
+        W[bad] = 1.0 / W.shape[1]
+        sums[bad] = 1.0
+    return W / sums[:, None]
+
+
+def _run(task: Task, lp: LinearProgram, method: str, crossover: bool, options: dict) -> HighsRun:
+    name = options.get("name", "sparse-highs")
+
+    def progress(count: int) -> None:
+        task.emit(name, "iteration", count)
+
+    run = run_highs(
+        lp,
+        method,
+        task.tol,
+        crossover=crossover,
+        time_limit=task.deadline.remaining() if task.deadline.limited else None,
+        warm_basis=task.warm if method == "simplex" else None,
+        threads=options.get("threads"),
+        presolve=options.get("presolve"),
+        verbose=bool(options.get("verbose", False)),
+        on_iteration=progress if task.report is not None else None,
+    )
+    if run.highs_status == "Unknown" and method == "ipm" and not crossover:
+        # IPX without crossover may stop at "Unknown" on degenerate LPs (e.g. ε = 0): retry
+        # with crossover, which certifies a vertex
+        run = _run(task, lp, method, True, options)
+    return run
+
+
+def _details(lp: LinearProgram, run: HighsRun, method: str, reduced: bool) -> dict:
+    if method == "ipm" and run.crossover:
+        method = "ipm+crossover"
+    return {
+        "highs_method": method,
+        "highs_status": run.highs_status,
+        "lp_rows": int(lp.A.shape[0]),
+        "lp_columns": int(lp.A.shape[1]),
+        "lp_nonzeros": int(lp.A.nnz),
+        "max_primal_infeasibility": run.max_primal_infeasibility,
+        "warm_started": run.warm_started,
+        "translation_reduced": reduced,
+    }
+
+
+def solve_point(
+    task: Task,
+    *,
+    method: str = "auto",
+    crossover: bool = False,
+    symmetry: bool = True,
+    name: str = "sparse-highs",
+    options: dict | None = None,
+) -> Answer:
+    """Least ``E[d]`` subject to level ≤ ε for a linear notion, with HiGHS.
+
+    Parameters
+    ----------
+    task : Task
+        An ε point (``task.epsilon``) of a request whose notion has a sparse-LP encoding.
+    method : {"auto", "simplex", "ipm", "pdlp"}
+        HiGHS algorithm; ``"auto"``: dual simplex for small or reduced LPs, IPX otherwise.
+    crossover : bool
+        IPM: finish at an exact vertex.
+    symmetry : bool
+        Use the translation reduction when it applies.
+    name : str
+        The method name reported.
+    options : dict, optional
+        ``threads``, ``presolve``, ``verbose`` for HiGHS.
+
+    Returns
+    -------
+    Answer
+        ``matrix`` (dense; also ``structured`` for a reduced LP), ``objective`` = HiGHS's
+        objective, ``certificate`` = its dual bound, ``warm`` = the basis.
+    """
+    start = time.perf_counter()
+    options = dict(options or {}, name=name)
+    request = task.request
+    if task.epsilon is None:
+        raise InputError("the sparse LP solves ε points only", "privacy")
+    if method not in ("auto", *HIGHS_METHODS):
+        raise InputError(f"unknown HiGHS method {method!r}", "solver")
+    eps = float(task.epsilon)
+    cap = request.max_level()
+    if math.isfinite(cap) and eps > cap:
+        eps = cap
+    relaxed = not (math.isfinite(eps) and eps <= LARGE_EPSILON)
+    enc = ENCODINGS[request.notion.name]
+    relation = _relation(request)
+    group = None
+    if symmetry and not relaxed:
+        group = translation_group(request.prior, request.distortion, relation)
+    task.emit(name, "start")
+    if group is not None:
+        return _solve_reduced(task, enc, relation, group, eps, method, options, start)
+    p = request.prior.probs
+    support = np.flatnonzero(p > 0)
+    d = request.distortion.matrix
+    p_s, d_s = p[support], d[support]
+    S, U = d_s.shape
+    pairs = None
+    if relation is not None and relation.kind != "all":
+        rel = relation.restricted(support)
+        index = np.full(p.size, -1)
+        index[support] = np.arange(S)
+        pairs = NeighborRelation(S, index[rel.left], index[rel.right], rel.kind)
+    full = FullLP(p_s, U, float(np.exp(min(eps, LARGE_EPSILON))), pairs, _complete(relation, S))
+    n_aux = 0 if relaxed else enc.n_aux(full)
+    rows = RowBuilder(S * U + n_aux)
+    rows.block(S, [(np.repeat(np.arange(S), U), full.entries.ravel(), 1.0)], 1.0, 1.0)
+    if not relaxed:
+        enc.full(rows, full)
+    cost = np.concatenate([(p_s[:, None] * d_s).ravel(), np.zeros(n_aux)])
+    lp = rows.program(cost, np.zeros(S * U + n_aux), np.full(S * U + n_aux, np.inf))
+    build = time.perf_counter() - start
+    chosen = _choose(lp, False) if method == "auto" else method
+    run = _run(task, lp, chosen, crossover, options)
+    answer = Answer(
+        _STATUS[run.status],
+        name,
+        iterations=run.iterations,
+        solve_time=run.solve_time,
+        build_time=build,
+        details=_details(lp, run, chosen, reduced=False),
+        warm=run.basis,
+    )
+    if run.x is None or run.status != "optimal":
+        answer.status = Status.FAILED if run.status == "optimal" else answer.status
+        answer.message = f"HiGHS: {run.highs_status}"
+        return answer
+    vertex = chosen == "simplex" or run.crossover
+    floor = 1e-10 if vertex else max(1e-10, 100 * task.tol)
+    Ws = _clean(run.x[: S * U].reshape(S, U), floor)
+    W = np.empty((p.size, U))
+    W[support] = Ws
+    W[np.setdiff1d(np.arange(p.size), support)] = p_s @ Ws  # unseen inputs: output marginal
+    answer.matrix = W
+    answer.objective = run.objective
+    if math.isfinite(run.dual_objective):
+        answer.certificate = Certificate(
+            run.dual_objective,
+            "HiGHS dual objective" + (" (LP without the privacy rows)" if relaxed else ""),
+        )
+    if relaxed:
+        answer.details["relaxed"] = f"ε > {LARGE_EPSILON:g}: solved without the privacy rows"
+    return answer
+
+
+def _solve_reduced(task, enc, relation, group, eps, method, options, start) -> Answer:
+    request = task.request
+    name = options["name"]
+    N = group.size
+    d0 = first_row(request.distortion, group)
+    complete = relation is not None and relation.kind == "all"
+    col_lo, col_hi = np.zeros(N), np.full(N, np.inf)
+    reduced = ReducedLP(group, float(np.exp(eps)), relation, complete, col_lo, col_hi)
+    n_aux = enc.n_aux_reduced(reduced)
+    rows = RowBuilder(N + n_aux)
+    rows.block(1, [(np.zeros(N), np.arange(N), 1.0)], 1.0, 1.0)  # Σ_z f(z) = 1
+    enc.reduced(rows, reduced)
+    lp = rows.program(
+        np.concatenate([d0, np.zeros(n_aux)]),
+        np.concatenate([reduced.col_lo, np.zeros(n_aux)]),
+        np.concatenate([reduced.col_hi, np.full(n_aux, np.inf)]),
+    )
+    build = time.perf_counter() - start
+    chosen = "simplex" if method == "auto" else method
+    run = _run(task, lp, chosen, False, options)
+    answer = Answer(
+        _STATUS[run.status],
+        name,
+        iterations=run.iterations,
+        solve_time=run.solve_time,
+        build_time=build,
+        details=_details(lp, run, chosen, reduced=True),
+        warm=run.basis,
+    )
+    if run.x is None or run.status != "optimal":
+        answer.status = Status.FAILED if run.status == "optimal" else answer.status
+        answer.message = f"HiGHS: {run.highs_status}"
+        return answer
+    f = _clean(run.x[:N][None, :])[0]
+    mech = TranslationInvariantMechanism(f, group)
+
+    def level_of(theta: float) -> float:
+        g = (1 - theta) * f + theta / N
+        return enc.reduced_level(g, group, relation, complete)
+
+    # the one mixing rule, applied to the generating row (a dense matrix may be out of reach)
+    theta = least_mixing_weight(level_of, eps + 1e-10 * (1 + eps))
+    if theta:
+        mech = mech.mixed(theta)
+    answer.structured = mech
+    answer.objective = run.objective
+    level = enc.reduced_level(mech.f, group, relation, complete)
+    dist = float(mech.f @ d0)
+    answer.measured = Measurement(
+        level,
+        dist,
+        float(abs(mech.f.sum() - 1.0)) + float(max(0.0, -mech.f.min())),
+        {"via": "generating row", "repair_weight": theta or 0.0},
+    )
+    if N <= MAX_DENSE:
+        answer.matrix = mech.to_dense(MAX_DENSE)
+    if math.isfinite(run.dual_objective):
+        answer.certificate = Certificate(run.dual_objective, "HiGHS dual objective (reduced LP)")
+    return answer
+
+
+class SparseLP(Method):
+    """The sparse LP solved by one HiGHS algorithm.
+
+    Parameters
+    ----------
+    name : str
+    method : {"auto", "simplex", "ipm", "pdlp"}
+    crossover : bool
+    translation_only : bool
+        Apply only where the translation reduction holds.
+    priority : int
+    auto_rule : callable or None
+        ``auto_rule(notion, entries, sweep) -> bool``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        method: str,
+        *,
+        crossover: bool = False,
+        translation_only: bool = False,
+        priority: int = 0,
+        auto_rule=None,
+        description: str = "",
+    ):
+        self.name = name
+        self.method = method
+        self.crossover = crossover
+        self.translation_only = translation_only
+        self.priority = priority
+        self.warm_starts = method == "simplex" or (method == "auto" and translation_only)
+        self.auto_rule = auto_rule
+        self.description = description
+
+    def unsupported(self, request: DesignRequest) -> str | None:
+        notion = request.notion.name
+        if notion not in ENCODINGS:
+            return f"solves the linear notions {', '.join(sorted(ENCODINGS))} only"
+        if isinstance(request.prior, JointPrior):
+            return "needs a single secret (no joint prior)"
+        if not request.is_plain:
+            return "takes no extra distortion budgets or added constraints"
+        group = translation_group(request.prior, request.distortion, _relation(request))
+        if self.translation_only and group is None:
+            return "needs a uniform prior with a translation-invariant distortion and relation"
+        if group is None and request.entries > MAX_VARIABLES:
+            return f"{request.entries:.0f} mechanism entries exceed its limit {MAX_VARIABLES}"
+        if group is None and request.distortion.is_database_hamming and request.prior.size > 2**14:
+            return "the dense database distortion would not fit in memory"
+        return None
+
+    def solves_budget(self, request: DesignRequest) -> bool:
+        return False  # ε points only; budget mode goes through the driver's line search
+
+    def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
+        if self.auto_rule is None:
+            return False
+        return bool(self.auto_rule(request.notion.name, request.entries, sweep))
+
+    def solve(self, task: Task) -> Answer:
+        options = dict(task.cache.get(("options", self.name), {}))
+        unknown = set(options) - {"symmetry", "threads", "presolve", "verbose"}
+        if unknown:
+            raise InputError(
+                f"unknown option(s) {sorted(unknown)} for {self.name}; it takes symmetry, "
+                "threads, presolve, verbose",
+                "solver_options",
+            )
+        return solve_point(
+            task,
+            method=self.method,
+            crossover=self.crossover,
+            symmetry=bool(options.pop("symmetry", True)),
+            name=self.name,
+            options=options,
+        )
+
+
+def _auto_simplex(notion: str, entries: float, sweep: bool) -> bool:
+    """Sweeps through the dual simplex, each point warm-started from the previous basis
+    (benchmarks/README.md "Curves"): up to 70×70 for PML, information privacy, LDP and
+    maximal leakage (k = 30: ×4.2 to ×5.7 faster than re-solving the cvxpy program through
+    its Parameter), and up to 200×200 for PML (k = 70: ×12). Never for dp / identifiability,
+    where the pair constraints make HiGHS slower than Clarabel (dp n = 7, arbitrary prior:
+    13.1 s against 6.9 s)."""
+    if notion == "pml":
+        return sweep and entries <= 40_000
+    if notion in ("ldp", "maximal_leakage", "information_privacy"):
+        return sweep and entries <= 4900
+    return False
+
+
+def _auto_crossover(notion: str, entries: float, sweep: bool) -> bool:
+    """Single solves of PML and information privacy from 60×60 on: HiGHS's interior point
+    with crossover to an exact vertex (benchmarks/README.md "Single-alphabet LPs"): pml
+    k = 100: 0.78 s against 9.7 s for Clarabel and 2.2 s for the simplex; k = 200: 3.5 s /
+    74 s / 33 s; LIP k = 100: 2.6 s against 37 s, k = 200: 25 s against 271 s. LDP and maximal
+    leakage stay with Clarabel, faster there (ldp k = 200: 0.87 s against 7.2 s)."""
+    return not sweep and notion in ("pml", "information_privacy") and entries >= 3600
+
+
+def _auto_translation(notion: str, entries: float, sweep: bool) -> bool:
+    """The reduced LP has ``|U|`` variables: from 4096 entries on it beats the cvxpy program,
+    compilation included (benchmarks/README.md, PD-DP uniform n = 8: ×238)."""
+    return entries >= 4096
+
+
+_BASE = "sparse LP built with scipy.sparse, solved by HiGHS"
+for _method in (
+    SparseLP("sparse-highs", "auto", description=f"{_BASE} (simplex when small, else IPM)"),
+    SparseLP(
+        "sparse-highs-simplex",
+        "simplex",
+        priority=5,
+        auto_rule=_auto_simplex,
+        description=f"{_BASE} dual simplex (exact vertex, warm-started in sweeps)",
+    ),
+    SparseLP("sparse-highs-ipm", "ipm", description=f"{_BASE} interior point, no crossover"),
+    SparseLP(
+        "sparse-highs-ipm-crossover",
+        "ipm",
+        crossover=True,
+        priority=6,
+        auto_rule=_auto_crossover,
+        description=f"{_BASE} interior point with crossover to an exact vertex",
+    ),
+    SparseLP("sparse-highs-pdlp", "pdlp", description=f"{_BASE} PDLP (first-order)"),
+    SparseLP(
+        "sparse-highs-translation",
+        "auto",
+        translation_only=True,
+        priority=20,
+        auto_rule=_auto_translation,
+        description=(
+            "uniform prior with translation-invariant distortion and neighbours: the LP "
+            "reduces exactly to one row W[x, x+z] = f(z), solved by HiGHS"
+        ),
+    ),
+):
+    register(_method)
+for _old in ("simplex", "ipm", "ipm-crossover", "pdlp", "translation"):
+    register_alias(f"highs-{_old}", f"sparse-highs-{_old}")

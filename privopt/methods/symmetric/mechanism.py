@@ -1,0 +1,239 @@
+"""A row-permutation-invariant mechanism on ``Dⁿ``, held by orbit (joint type)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import logsumexp
+
+from privopt.errors import InputError
+from privopt.methods.symmetric.orbits import (
+    OrbitTable,
+    _all_digits,
+    _log,
+    log_prior_power,
+    orbit_count,
+)
+from privopt.model import DatabasePrior
+
+__all__ = ["SymmetricMechanism", "MAX_DENSE", "MAX_DENSE_ROW"]
+
+#: Largest ``m**n`` for which the dense mechanism is returned in an answer.
+MAX_DENSE = 4096
+#: Largest ``m**n`` for which :meth:`SymmetricMechanism.row` builds a dense row.
+MAX_DENSE_ROW = 2**22
+
+
+class SymmetricMechanism:
+    """A row-permutation-invariant mechanism on ``Dⁿ`` held by orbit (joint type).
+
+    ``W[x, y] = w_T`` where ``T`` is the joint type of ``(x, y)``. Two storage forms:
+
+    * ``kernel`` — an ``m × m`` row-stochastic matrix ``B``; the mechanism is the product
+      ``B^{⊗n}`` and ``log w_T = Σ_ab T_ab ln B_ab`` (what the single-letter method returns);
+    * ``log_weights`` — ``ln w_T`` for every orbit, in the order of :func:`joint_types`.
+
+    Databases are indexed lexicographically with ``x_1`` most significant (as
+    :class:`~privopt.model.DatabasePrior`); methods accept an index or a digit sequence.
+
+    Parameters
+    ----------
+    m, n : int
+        Row alphabet size and number of rows.
+    kernel : array_like, optional
+        The one-row channel ``B`` (rows sum to 1).
+    log_weights : array_like, optional
+        ``ln W[x, y]`` per orbit (``−inf`` for zero).
+    """
+
+    def __init__(self, m: int, n: int, *, kernel=None, log_weights=None):
+        self.m, self.n = int(m), int(n)
+        if (kernel is None) == (log_weights is None):
+            raise InputError("give exactly one of 'kernel' and 'log_weights'", "mechanism")
+        self.kernel = None if kernel is None else np.asarray(kernel, dtype=float)
+        if self.kernel is not None and self.kernel.shape != (self.m, self.m):
+            raise InputError(f"kernel must be {self.m}×{self.m}", "mechanism.kernel")
+        self._log_weights = None if log_weights is None else np.asarray(log_weights, float)
+        if self._log_weights is not None and self._log_weights.size != orbit_count(m, n):
+            raise InputError("one log-weight per joint type", "mechanism.log_weights")
+
+    # --- structure ----------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """``mⁿ``, the number of databases (a Python int, possibly huge)."""
+        return self.m**self.n
+
+    @property
+    def is_product(self) -> bool:
+        """True when stored as a product ``B^{⊗n}``."""
+        return self.kernel is not None
+
+    @property
+    def n_orbits(self) -> int:
+        return orbit_count(self.m, self.n)
+
+    @property
+    def types(self) -> np.ndarray:
+        """The joint types, shape ``(n_orbits, m, m)`` (enumerated on demand)."""
+        return OrbitTable.get(self.m, self.n).types
+
+    @property
+    def log_weights(self) -> np.ndarray:
+        """``ln W[x, y]`` for one pair of each orbit, in the order of :attr:`types`."""
+        if self._log_weights is None:
+            self._log_weights = self.log_weight(self.types)
+        return self._log_weights
+
+    def log_weight(self, types: np.ndarray) -> np.ndarray:
+        """``ln W[x, y]`` for joint types of shape ``(..., m, m)``."""
+        types = np.asarray(types)
+        if self.kernel is not None:
+            log_b = _log(self.kernel)
+            with np.errstate(invalid="ignore"):
+                terms = np.where(types > 0, types * log_b, 0.0)
+            return terms.sum(axis=(-2, -1))
+        table = OrbitTable.get(self.m, self.n)
+        return self._log_weights[table.index(types)]
+
+    def orbit_log_masses(self, prior: DatabasePrior) -> np.ndarray:
+        """``ln P(joint type = T)`` under the prior (the orbit's probability mass)."""
+        table = OrbitTable.get(self.m, self.n)
+        log_px = log_prior_power(table.x_types, prior.row_probs)
+        return table.log_pairs + log_px + self.log_weights
+
+    # --- indices ------------------------------------------------------------------------
+    def digits(self, x) -> np.ndarray:
+        """The entries ``(x_1, …, x_n)`` of a database given by index or digit sequence."""
+        if isinstance(x, (int, np.integer)):
+            x = int(x)
+            if not 0 <= x < self.size:
+                raise InputError(f"database index {x} outside 0..{self.size - 1}", "x")
+            out = np.empty(self.n, dtype=np.int64)
+            for j in range(self.n - 1, -1, -1):
+                x, out[j] = divmod(x, self.m)
+            return out
+        out = np.asarray(x, dtype=np.int64).reshape(-1)
+        if out.size != self.n or (out < 0).any() or (out >= self.m).any():
+            raise InputError(f"a database is {self.n} symbols in 0..{self.m - 1}", "x")
+        return out
+
+    def index(self, digits: Sequence[int]) -> int:
+        """Lexicographic index (x_1 most significant) of a digit sequence."""
+        out = 0
+        for d in self.digits(digits):
+            out = out * self.m + int(d)
+        return out
+
+    def joint_type(self, x, y) -> np.ndarray:
+        """``T[a, b] = #{i : x_i = a, y_i = b}``."""
+        dx, dy = self.digits(x), self.digits(y)
+        out = np.zeros((self.m, self.m), dtype=np.int64)
+        np.add.at(out, (dx, dy), 1)
+        return out
+
+    # --- entries ------------------------------------------------------------------------
+    def log_probability(self, x, y) -> float:
+        """``ln p(y | x)``."""
+        return float(self.log_weight(self.joint_type(x, y)))
+
+    def probability(self, x, y) -> float:
+        """``p(y | x)`` for databases given by index or digit sequence."""
+        return float(np.exp(self.log_probability(x, y)))
+
+    def row(self, x) -> np.ndarray:
+        """``p(· | x)`` as a dense vector over the ``mⁿ`` outputs (lexicographic order)."""
+        if self.size > MAX_DENSE_ROW:
+            raise InputError(
+                f"a dense row has m**n = {self.size} entries (limit {MAX_DENSE_ROW}); use "
+                "probability() or sample()",
+                "mechanism",
+            )
+        dx = self.digits(x)
+        if self.kernel is not None:
+            out = np.ones(1)
+            for a in dx:
+                out = np.kron(out, self.kernel[a])
+            return out
+        table = OrbitTable.get(self.m, self.n)
+        dy = _all_digits(self.m, self.n)
+        keys = np.zeros(dy.shape[0], dtype=np.int64)
+        kw = table.key_weights.reshape(self.m, self.m)
+        for j in range(self.n):
+            keys += kw[dx[j], dy[:, j]]
+        return np.exp(self._log_weights)[table.lookup(keys)]
+
+    def to_dense(self, max_size: int = MAX_DENSE) -> np.ndarray:
+        """The ``mⁿ × mⁿ`` matrix (only when ``mⁿ ≤ max_size``)."""
+        if self.size > max_size:
+            raise InputError(
+                f"m**n = {self.size} databases exceed the dense limit {max_size}", "mechanism"
+            )
+        if self.kernel is not None:
+            out = np.ones((1, 1))
+            for _ in range(self.n):
+                out = np.kron(out, self.kernel)
+            return out
+        # key(x, y) = Σ_j kw[x_j, y_j] is additive over rows: build it as a Kronecker sum
+        table = OrbitTable.get(self.m, self.n)
+        kw = table.key_weights.reshape(self.m, self.m)
+        keys = np.zeros((1, 1), dtype=np.int64)
+        for _ in range(self.n):
+            keys = (keys[:, None, :, None] + kw[None, :, None, :]).reshape(
+                keys.shape[0] * self.m, keys.shape[1] * self.m
+            )
+        return np.exp(self._log_weights)[table.lookup(keys)]
+
+    # --- sampling -----------------------------------------------------------------------
+    def sample(
+        self, x, rng: np.random.Generator | int | None = None, size: int | None = None
+    ) -> np.ndarray:
+        """Draw output databases ``y ~ p(· | x)`` without materialising anything.
+
+        First the joint type ``T`` given the type ``r`` of ``x``: probability ``K(T) w_T``
+        with ``K(T) = Π_a r_a!/Π_ab T_ab!`` outputs per orbit (for a product mechanism the
+        rows ``T[a, :]`` are independent ``Multinomial(r_a, B[a, :])``). Then a uniformly
+        random ``y`` with that joint type relative to ``x``: for each symbol ``a``, the
+        multiset of ``y`` values given by ``T[a, :]`` in random order over the rows where
+        ``x_i = a``.
+
+        Parameters
+        ----------
+        x : int or sequence of int
+            The input database (index or digits).
+        rng : numpy.random.Generator or int, optional
+        size : int, optional
+            Number of independent draws; ``None`` for one.
+
+        Returns
+        -------
+        numpy.ndarray
+            The digits ``(y_1, …, y_n)``, shape ``(n,)`` or ``(size, n)``;
+            :meth:`index` converts one to an index.
+        """
+        rng = np.random.default_rng(rng)
+        dx = self.digits(x)
+        r = np.bincount(dx, minlength=self.m)
+        count = 1 if size is None else int(size)
+        if self.kernel is not None:
+            types = np.stack(
+                [rng.multinomial(r[a], self.kernel[a], size=count) for a in range(self.m)],
+                axis=1,
+            )
+        else:
+            table = OrbitTable.get(self.m, self.n)
+            cand = np.flatnonzero((table.x_types == r).all(axis=1))
+            logp = table.log_k[cand] + self._log_weights[cand]
+            prob = np.exp(logp - logsumexp(logp))
+            types = table.types[cand[rng.choice(cand.size, size=count, p=prob / prob.sum())]]
+        rows = [np.flatnonzero(dx == a) for a in range(self.m)]
+        out = np.empty((count, self.n), dtype=np.int64)
+        symbols = np.arange(self.m)
+        for k in range(count):
+            for a in range(self.m):
+                out[k, rows[a]] = rng.permutation(np.repeat(symbols, types[k, a]))
+        return out[0] if size is None else out
+
+    def __repr__(self) -> str:
+        form = "product kernel" if self.kernel is not None else f"{self.n_orbits} orbits"
+        return f"SymmetricMechanism(m={self.m}, n={self.n}, {form})"

@@ -1,0 +1,258 @@
+"""A validated design request: what every method and the solve driver work from.
+
+:func:`prepare_request` turns what a user gives (a pmf or prior object, a distortion name or
+matrix, a notion name, a level or a budget, neighbours, extra budgets, notion options) into
+a :class:`DesignRequest` through :mod:`privopt.validation`. Nothing here builds a program.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privopt import measures
+from privopt.errors import InputError
+from privopt.model import Distortion, JointPrior, NeighborRelation
+from privopt.notions import Notion, get_notion
+from privopt.validation import (
+    as_distortion,
+    check_extra_distortions,
+    check_mode,
+    check_prior,
+    resolve_neighbors,
+)
+
+__all__ = ["DesignRequest", "prepare_request", "observing_secret"]
+
+
+@dataclass(frozen=True)
+class DesignRequest:
+    """One validated design request (shared by the cvxpy program and the fast paths).
+
+    Attributes
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+    distortion : Distortion
+        ``d[y, u]``, one row per input of the prior.
+    notion : Notion
+    mode : {"epsilon", "max_distortion"}
+        Least ``E[d]`` at level ``epsilon``, or least level within ``max_distortion``.
+    epsilon, max_distortion : float or None
+        Exactly one is set.
+    neighbors : NeighborRelation or None
+        The relation on the secrets, for the notions that use one.
+    extra_distortions : tuple of (Distortion, float)
+        Further budgets ``E[d_k] ≤ b_k`` (Calmon & Fawaz 2012, Remark 1).
+    options : mapping
+        The notion's own options, validated (e.g. ``priors`` of ``robust_pml``).
+    user_constraints : tuple
+        cvxpy constraints on the program's variable, added with
+        :meth:`~privopt.methods.cvxpy_program.PrivacyProblem.add_constraints`; only the
+        cvxpy methods can honour them.
+    constraint_check : callable or None
+        ``check(matrix) -> bool``: whether a mechanism meets ``user_constraints``.
+    """
+
+    prior: Any
+    distortion: Distortion
+    notion: Notion
+    mode: str
+    epsilon: float | None
+    max_distortion: float | None
+    neighbors: NeighborRelation | None = None
+    extra_distortions: tuple = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+    user_constraints: tuple = ()
+    constraint_check: Callable[[np.ndarray], bool] | None = field(default=None, compare=False)
+
+    # --- what was asked ---------------------------------------------------------------------
+    @property
+    def requested(self) -> dict[str, float]:
+        """``{"epsilon": ε}`` or ``{"max_distortion": D}``."""
+        if self.mode == "epsilon":
+            return {"epsilon": self.epsilon}
+        return {"max_distortion": self.max_distortion}
+
+    @property
+    def entries(self) -> float:
+        """The number of mechanism entries ``|Y|·|U|`` (a float: it may exceed 2⁶³)."""
+        return float(self.prior.n_inputs) * float(self.distortion.n_outputs)
+
+    @property
+    def is_plain(self) -> bool:
+        """No extra budgets and no user constraints (what every fast path needs)."""
+        return not self.extra_distortions and not self.user_constraints
+
+    @property
+    def uses_line_search(self) -> bool:
+        """Budget mode for a notion without a convex level objective."""
+        return self.mode == "max_distortion" and not self.notion.direct_level
+
+    def at(self, *, epsilon: float | None = None, max_distortion: float | None = None):
+        """The same request at another level (``epsilon``) or budget (``max_distortion``)."""
+        if epsilon is not None:
+            return dataclasses.replace(self, mode="epsilon", epsilon=epsilon, max_distortion=None)
+        return dataclasses.replace(
+            self, mode="max_distortion", epsilon=None, max_distortion=max_distortion
+        )
+
+    # --- measurement ------------------------------------------------------------------------
+    def level_of(self, matrix: np.ndarray) -> float:
+        """The notion's level of a dense mechanism (nats), re-measured with numpy."""
+        return float(self.notion.measure(self.prior, matrix, self.neighbors, **self.options))
+
+    def distortion_of(self, matrix: np.ndarray) -> float:
+        """``E[d(Y, U)]`` of a dense mechanism."""
+        return measures.expected_distortion(self.prior, matrix, self.distortion)
+
+    def least_distortion(self) -> float:
+        """``D*(∞) = Σ_y p(y) min_u d(y, u)``: the least distortion of any mechanism (the
+        extra budgets and user constraints aside)."""
+        if self.distortion.is_database_hamming:
+            return 0.0  # d(x, x) = 0: the identity mechanism
+        return float(self.prior.input_probs @ self.distortion.matrix.min(axis=1))
+
+    def least_level(self) -> float:
+        """The least level any mechanism has under the notion (``ε_X`` for identifiability)."""
+        return float(self.notion.min_level(self.prior, self.neighbors))
+
+    def max_level(self) -> float:
+        """A level beyond which the notion excludes no mechanism (``inf`` if none)."""
+        return float(self.notion.max_level(self.prior))
+
+    def feasible_without_extras(self, epsilon: float) -> bool:
+        """Whether level ``epsilon`` is known feasible: a constant mechanism meets it and
+        nothing else (extra budgets, user constraints) could exclude every mechanism."""
+        return self.is_plain and epsilon >= self.least_level() - 1e-12
+
+    def __repr__(self) -> str:
+        point = ", ".join(f"{k}={v!r}" for k, v in self.requested.items())
+        return f"DesignRequest(notion={self.notion.name!r}, {point}, shape={self.distortion.shape})"
+
+
+def observing_secret(prior: JointPrior, distortion: Distortion) -> tuple[JointPrior, Distortion]:
+    """Calmon & Fawaz (2012), Remarks 3–4: the mechanism sees ``(Y, S)``.
+
+    Returned as an ordinary joint prior whose observation is the pair ``(s, y)``:
+    ``p(s, (s', y)) = p(s, y)·[s = s']``, with ``d((s, y), u) = d(y, u)``. Theorem 1 / 2 on it
+    is exactly the program with variables ``p(u|y, s)`` and the constraints (18)–(19).
+
+    Parameters
+    ----------
+    prior : JointPrior
+    distortion : Distortion
+
+    Returns
+    -------
+    tuple of (JointPrior, Distortion)
+    """
+    if not isinstance(prior, JointPrior):
+        raise InputError("observe_secret needs a joint prior p(s, y)", "privacy.observe_secret")
+    n_s, n_y = prior.joint.shape
+    joint = np.zeros((n_s, n_s * n_y))
+    for s in range(n_s):
+        joint[s, s * n_y : (s + 1) * n_y] = prior.joint[s]
+    labels = [f"({s},{y})" for s in prior.secret_labels for y in prior.labels]
+    expanded = JointPrior(joint, prior.secret_labels, labels)
+    return expanded, _tiled(distortion, n_s)
+
+
+def _tiled(distortion: Distortion, n_s: int) -> Distortion:
+    return Distortion(
+        np.tile(distortion.matrix, (n_s, 1)),
+        output_labels=distortion.output_labels,
+        kind=distortion.kind,
+    )
+
+
+def prepare_request(
+    prior,
+    distortion,
+    notion: str | Notion,
+    *,
+    epsilon: float | None = None,
+    max_distortion: float | None = None,
+    neighbors: NeighborRelation | str | None = None,
+    extra_distortions: Sequence[tuple] = (),
+    observe_secret: bool = False,
+    **options,
+) -> DesignRequest:
+    """Validate one design request (no program is built).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        What the designer knows (a plain pmf is a single-secret prior).
+    distortion : Distortion, array_like or {"hamming", "absolute", "squared"}
+        ``d[y, u]``; its column count sets the output alphabet.
+    notion : str or Notion
+        A registered notion (:func:`privopt.notions.notion_names`).
+    epsilon : float, optional
+        Minimise ``E[d]`` subject to level ≤ ε (nats).
+    max_distortion : float, optional
+        Minimise the level subject to ``E[d] ≤ max_distortion``.
+    neighbors : NeighborRelation or {"hamming", "all"}, optional
+        For ``dp`` and ``identifiability``; default Hamming on databases, all pairs otherwise.
+    extra_distortions : sequence of (distortion, budget)
+        Further constraints ``E[d_k] ≤ b_k`` (Calmon & Fawaz 2012, Remark 1).
+    observe_secret : bool
+        The mechanism sees ``(Y, S)`` (Calmon & Fawaz 2012, Remarks 3–4); needs a joint prior.
+    **options
+        The notion's own options (e.g. ``priors`` for ``robust_pml``).
+
+    Returns
+    -------
+    DesignRequest
+    """
+    prior = check_prior(prior)
+    notion = get_notion(notion)
+    mode, epsilon, max_distortion = check_mode(epsilon, max_distortion)
+    distortion = as_distortion(distortion, prior)
+    extras = check_extra_distortions(extra_distortions, distortion, prior)
+    if not isinstance(observe_secret, (bool, np.bool_)):
+        raise InputError(
+            f"expected true or false, got {observe_secret!r}", "privacy.observe_secret"
+        )
+    if observe_secret:
+        n_s = prior.n_secrets if isinstance(prior, JointPrior) else 0
+        prior, distortion = observing_secret(prior, distortion)
+        extras = [(_tiled(e, n_s), b) for e, b in extras]
+    relation = None
+    if notion.uses_neighbors:
+        relation = resolve_neighbors(prior, neighbors)
+    elif neighbors is not None and not (notion.name == "ldp" and _is_all(neighbors)):
+        hint = (
+            'ldp is dp over all pairs: use neighbors = "all" or notion = "dp"'
+            if notion.name == "ldp"
+            else f"the notion {notion.name!r} takes no neighbour relation; only dp and "
+            "identifiability do"
+        )
+        raise InputError(hint, "privacy.neighbors")
+    validated = notion.validate_options(prior, options)
+    return DesignRequest(
+        prior=prior,
+        distortion=distortion,
+        notion=notion,
+        mode=mode,
+        epsilon=epsilon,
+        max_distortion=max_distortion,
+        neighbors=relation,
+        extra_distortions=tuple(extras),
+        options=validated,
+    )
+
+
+def _is_all(neighbors) -> bool:
+    if isinstance(neighbors, str):
+        return neighbors == "all"
+    return isinstance(neighbors, NeighborRelation) and neighbors.kind == "all"
+
+
+def finite(value: float | None) -> bool:
+    """True for a finite float (``None`` is not)."""
+    return value is not None and math.isfinite(value)

@@ -1,0 +1,344 @@
+"""The entry points: :func:`design` (one request), :func:`solve_problem` (a built cvxpy
+program) and :func:`sweep` (a privacy–distortion curve)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from privopt.errors import InputError, PrivoptError
+from privopt.methods.base import Deadline, ProgressEvent
+from privopt.methods.cvxpy_program import PrivacyProblem
+from privopt.request import prepare_request
+from privopt.solve.driver import solve_request
+from privopt.solve.results import Curve, DesignResult
+from privopt.solve.selection import choose_methods
+from privopt.status import Status
+from privopt.validation import check_budget, check_level, check_time_limit, check_tolerance
+
+__all__ = ["design", "solve_problem", "sweep"]
+
+#: Default bracket width of the budget-mode line search (nats).
+DEFAULT_TOL = 1e-7
+
+
+def _options_cache(solver_options: dict | None) -> dict:
+    if solver_options is None:
+        return {}
+    if not isinstance(solver_options, dict):
+        raise InputError("expected a dict {method name: {option: value}}", "solver_options")
+    return {("options", str(name)): dict(opts) for name, opts in solver_options.items()}
+
+
+def design(
+    prior,
+    distortion,
+    notion: str,
+    *,
+    epsilon: float | None = None,
+    max_distortion: float | None = None,
+    neighbors=None,
+    solver: str | Sequence[str] | None = None,
+    tol: float = DEFAULT_TOL,
+    extra_distortions: Sequence[tuple] = (),
+    observe_secret: bool = False,
+    raise_on_infeasible: bool = True,
+    time_limit: float | None = None,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    solver_options: dict | None = None,
+    **options,
+) -> DesignResult:
+    """Design the optimal mechanism for one request, re-measured and certified.
+
+    Give exactly one of ``epsilon`` (least ``E[d]`` at that level) and ``max_distortion``
+    (least level within that budget).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        What the designer knows (a plain pmf is a single-secret :class:`~privopt.Prior`).
+    distortion : Distortion, array_like or {"hamming", "absolute", "squared"}
+        ``d[y, u]``; its column count sets the output alphabet.
+    notion : str
+        A registered notion (:func:`privopt.notion_names`).
+    epsilon : float, optional
+        The privacy level (nats; ``inf`` for none).
+    max_distortion : float, optional
+        The distortion budget.
+    neighbors : NeighborRelation or {"hamming", "all"}, optional
+        For ``dp`` and ``identifiability``; default Hamming on databases, all pairs otherwise.
+    solver : str or sequence of str, optional
+        A method (a cvxpy solver such as ``"CLARABEL"`` or a privopt method such as
+        ``"symmetric"``; ``privopt solvers`` lists them) or a chain of them. Default: chosen
+        automatically, with fallbacks.
+    tol : float
+        Bracket width of the budget-mode line search (nats).
+    extra_distortions : sequence of (distortion, budget)
+        Further constraints ``E[d_k] ≤ budget_k`` (Calmon & Fawaz 2012, Remark 1).
+    observe_secret : bool
+        The mechanism sees ``(Y, S)`` (Calmon & Fawaz 2012, Remarks 3–4); joint priors only.
+    raise_on_infeasible : bool
+        Raise :class:`~privopt.InfeasibleError` (default) or return a result with status
+        ``infeasible`` and :attr:`~DesignResult.least_achievable`.
+    time_limit : float, optional
+        Seconds; a run that reaches it returns status ``time_limit`` (with the best feasible
+        mechanism found, if any).
+    on_progress : callable, optional
+        Receives :class:`~privopt.methods.ProgressEvent` objects while the solve runs.
+    solver_options : dict, optional
+        ``{method name: {option: value}}`` handed to the methods (e.g. ``{"SCS": {"eps":
+        1e-9}}``).
+    **options
+        The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
+
+    Returns
+    -------
+    DesignResult
+
+    Raises
+    ------
+    InputError, InfeasibleError, SolverError
+
+    Examples
+    --------
+    >>> import privopt as po
+    >>> res = po.design([0.5, 0.3, 0.2], "hamming", "pml", epsilon=0.3)
+    >>> res.status, res.verified, res.epsilon <= 0.3 + 1e-9
+    ('optimal', True, True)
+    """
+    tol = check_tolerance(tol, "tol")
+    time_limit = check_time_limit(time_limit, "time_limit")
+    request = prepare_request(
+        prior,
+        distortion,
+        notion,
+        epsilon=epsilon,
+        max_distortion=max_distortion,
+        neighbors=neighbors,
+        extra_distortions=extra_distortions,
+        observe_secret=observe_secret,
+        **options,
+    )
+    chain = choose_methods(request, solver)
+    return solve_request(
+        request,
+        chain,
+        tol=tol,
+        time_limit=time_limit,
+        raise_on_infeasible=raise_on_infeasible,
+        on_progress=on_progress,
+        cache=_options_cache(solver_options),
+    )
+
+
+def solve_problem(
+    pp: PrivacyProblem,
+    solver: str | Sequence[str] | None = None,
+    *,
+    tol: float = DEFAULT_TOL,
+    raise_on_infeasible: bool = True,
+    time_limit: float | None = None,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    solver_options: dict | None = None,
+    warm_start: bool = False,
+) -> DesignResult:
+    """Solve a built :class:`~privopt.methods.cvxpy_program.PrivacyProblem`, with any
+    constraints added to it, through the same driver as :func:`design`.
+
+    Parameters
+    ----------
+    pp : PrivacyProblem
+        From :func:`privopt.build_problem`.
+    solver : str or sequence of str, optional
+        As in :func:`design`. With added constraints only the cvxpy methods apply.
+    tol, raise_on_infeasible, time_limit, on_progress, solver_options
+        As in :func:`design`.
+    warm_start : bool
+        Accepted for compatibility; the program is always re-solved warm when it can be.
+
+    Returns
+    -------
+    DesignResult
+    """
+    if not isinstance(pp, PrivacyProblem):
+        raise InputError(
+            f"expected a PrivacyProblem from privopt.build_problem, got {type(pp).__name__}",
+            "problem",
+        )
+    tol = check_tolerance(tol, "tol")
+    time_limit = check_time_limit(time_limit, "time_limit")
+    request = pp.request
+    chain = choose_methods(request, solver)
+    cache = _options_cache(solver_options)
+    cache[("cvxpy", pp.form)] = pp
+    return solve_request(
+        request,
+        chain,
+        tol=tol,
+        time_limit=time_limit,
+        raise_on_infeasible=raise_on_infeasible,
+        on_progress=on_progress,
+        cache=cache,
+    )
+
+
+def sweep(
+    prior,
+    distortion,
+    notion: str,
+    *,
+    epsilons: Sequence[float] | None = None,
+    max_distortions: Sequence[float] | None = None,
+    neighbors=None,
+    solver: str | Sequence[str] | None = None,
+    tol: float = DEFAULT_TOL,
+    observe_secret: bool = False,
+    extra_distortions: Sequence[tuple] = (),
+    progress=None,
+    time_limit: float | None = None,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    solver_options: dict | None = None,
+    **options,
+) -> Curve:
+    """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
+
+    Each point goes through the same driver as :func:`design` and starts from the previous
+    point's work where the method can (a simplex basis, a Blahut–Arimoto output law, the
+    compiled cvxpy program re-solved through its parameter). Every point is verified; a
+    point that fails is recorded with its status and message, never silently. Sort the
+    points (ascending or descending) for the best warm starts.
+
+    Parameters
+    ----------
+    prior, distortion, notion, neighbors, solver, tol, observe_secret, extra_distortions
+        As in :func:`design`.
+    epsilons : sequence of float, optional
+        Levels (nats).
+    max_distortions : sequence of float, optional
+        Budgets (give exactly one of the two).
+    progress : callable, optional
+        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+    time_limit : float, optional
+        Seconds for the whole sweep; points after it are recorded with status
+        ``time_limit``.
+    on_progress : callable, optional
+        Receives :class:`~privopt.methods.ProgressEvent` objects.
+    solver_options : dict, optional
+        As in :func:`design`.
+    **options
+        The notion's own options.
+
+    Returns
+    -------
+    Curve
+    """
+    if (epsilons is None) == (max_distortions is None):
+        raise InputError("give exactly one of 'epsilons' and 'max_distortions'", "sweep")
+    mode = "epsilon" if epsilons is not None else "max_distortion"
+    field = "epsilons" if mode == "epsilon" else "max_distortions"
+    raw = epsilons if epsilons is not None else max_distortions
+    if isinstance(raw, (str, bytes)):
+        raise InputError("expected a sequence of numbers, got a string", field)
+    try:
+        values = list(raw)
+    except TypeError:
+        raise InputError(f"expected a sequence of numbers, got {raw!r}", field) from None
+    if not values:
+        raise InputError("no points to sweep", field)
+    check = check_level if mode == "epsilon" else check_budget
+    # a bad point is recorded with its error and the others are still solved
+    points: list = []
+    for i, v in enumerate(values):
+        try:
+            points.append(check(v, f"{field}[{i}]"))
+        except InputError as exc:
+            points.append(exc)
+    first_ok = next((v for v in points if not isinstance(v, InputError)), None)
+    if first_ok is None:
+        raise points[0]
+    tol = check_tolerance(tol, "tol")
+    time_limit = check_time_limit(time_limit, "time_limit")
+    request = prepare_request(
+        prior,
+        distortion,
+        notion,
+        neighbors=neighbors,
+        observe_secret=observe_secret,
+        extra_distortions=extra_distortions,
+        **{mode: first_ok},
+        **options,
+    )
+    chain = choose_methods(request, solver, sweep=True)
+    deadline = Deadline(time_limit)
+    cache = _options_cache(solver_options)
+    records: list[dict] = []
+    results: list[DesignResult | None] = []
+    warm = None
+    iterator = progress(points) if progress is not None else points
+    for index, value in enumerate(iterator):
+        if isinstance(value, InputError):
+            records.append(
+                {
+                    "notion": request.notion.name,
+                    f"requested_{mode}": values[index],
+                    "epsilon": None,
+                    "distortion": None,
+                    "status": str(Status.ERROR),
+                    "verified": False,
+                    "message": str(value),
+                }
+            )
+            results.append(None)
+            continue
+        record = {"notion": request.notion.name, f"requested_{mode}": value}
+        if deadline.expired():
+            record.update(
+                epsilon=None,
+                distortion=None,
+                status=str(Status.TIME_LIMIT),
+                verified=False,
+                message=f"time limit of {time_limit:g} s reached before this point",
+            )
+            records.append(record)
+            results.append(None)
+            continue
+        point = request.at(**{mode: value})
+        try:
+            result = solve_request(
+                point,
+                chain,
+                tol=tol,
+                deadline=deadline,
+                raise_on_infeasible=False,
+                warm=warm,
+                cache=cache,
+                on_progress=on_progress,
+            )
+        except PrivoptError as exc:
+            record.update(
+                epsilon=None,
+                distortion=None,
+                status=str(Status.ERROR),
+                verified=False,
+                message=str(exc),
+            )
+            records.append(record)
+            results.append(None)
+            continue
+        if result.warm_state is not None:
+            warm = result.warm_state
+        solve_time = result.solver.solve_time_s if result.solver is not None else None
+        record.update(
+            epsilon=result.epsilon,
+            distortion=result.distortion,
+            status=str(result.status),
+            verified=result.verified,
+            solve_time_s=solve_time,
+        )
+        if result.status == Status.INFEASIBLE:
+            record["least_achievable"] = result.least_achievable
+            record["message"] = result.message
+        elif result.status == Status.TIME_LIMIT:
+            record["message"] = result.message
+        records.append(record)
+        results.append(result)
+    return Curve(request.notion.name, mode, records, results)

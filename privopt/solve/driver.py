@@ -1,0 +1,465 @@
+"""The one solve driver: modes, infeasibility, the line search, fallback, time limits.
+
+:func:`solve_request` answers a validated :class:`~privopt.request.DesignRequest` with a
+chain of methods (:func:`~privopt.solve.selection.choose_methods`):
+
+* **ε mode** — one ε point (least ``E[d]`` at level ε). Below the notion's least level the
+  request is infeasible (``ε_X`` for identifiability); at level 0 on a single secret the
+  answer is the best constant output, in closed form.
+* **budget mode** — one budget point for the notions whose level is a convex objective (or
+  when the method solves budget points itself); otherwise the least ε with ``D*(ε) ≤ D`` by
+  bisection over ε points (:mod:`privopt.solve.line_search`).
+* **each point** goes down the chain: a method that fails, whose answer fails verification,
+  or whose answer cannot be certified hands over to the next one; the best feasible
+  uncertified answer is returned as ``optimal_inaccurate`` if no method certifies. A method
+  that claims infeasibility where a constant mechanism is known to be feasible is not
+  believed.
+* **time limits** — every method gets the time left; a method that cannot stop itself runs in
+  a worker thread that the driver stops waiting for. A run that hits the limit ends with
+  status ``time_limit`` (and the best feasible answer found, if any).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privopt.errors import InfeasibleError, InputError, PrivoptError, SolverError
+from privopt.methods.base import Answer, Certificate, Deadline, Method, ProgressEvent, Task
+from privopt.request import DesignRequest
+from privopt.solve.results import (
+    Attempt,
+    DesignResult,
+    LeakageReport,
+    LineSearchInfo,
+    SolverRun,
+)
+from privopt.solve.verification import Verified, distortion_tolerance, verify
+from privopt.status import Status
+
+__all__ = ["Run", "PointOutcome", "solve_request", "MAX_LEAKAGE_ENTRIES"]
+
+#: The leakage report is offered for mechanisms of at most this many entries.
+MAX_LEAKAGE_ENTRIES = 2**22
+#: Seconds the driver waits beyond a time limit for a method that cannot stop itself.
+TIME_LIMIT_GRACE = 0.1
+#: The name under which closed-form answers are reported.
+CLOSED_FORM = "closed form"
+
+
+@dataclass
+class PointOutcome:
+    """How one point ended.
+
+    Attributes
+    ----------
+    status : Status
+        ``OPTIMAL``, ``OPTIMAL_INACCURATE``, ``INFEASIBLE`` or ``TIME_LIMIT``.
+    verified : Verified or None
+        The accepted answer (``None`` when infeasible, or a time limit without one).
+    answer : Answer or None
+        The method's raw answer.
+    method : str
+    least_achievable : float or None
+        With ``INFEASIBLE``, when the method knew it.
+    """
+
+    status: Status
+    verified: Verified | None = None
+    answer: Answer | None = None
+    method: str = ""
+    least_achievable: float | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """Whether the point has an accepted (feasible) answer."""
+        return self.verified is not None and self.verified.feasible
+
+
+@dataclass
+class Run:
+    """The state of one design run (one request, possibly many points).
+
+    Parameters
+    ----------
+    request : DesignRequest
+    chain : list of Method
+        The methods to try at each point, in order.
+    tol : float
+        The line search's bracket width (methods are asked for ``min(tol, 1e-9)``).
+    deadline : Deadline
+    on_progress : callable, optional
+        Receives :class:`~privopt.methods.ProgressEvent` objects.
+    warm : dict, optional
+        Method name → the ``warm`` of its previous answer on this instance.
+    cache : dict, optional
+        Scratch space shared with the methods (e.g. the built cvxpy program).
+    """
+
+    request: DesignRequest
+    chain: list[Method]
+    tol: float = 1e-7
+    deadline: Deadline = field(default_factory=Deadline)
+    on_progress: Callable[[ProgressEvent], None] | None = None
+    warm: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict)
+    attempts: list[Attempt] = field(default_factory=list)
+    tried: list[str] = field(default_factory=list)
+    solve_time: float = 0.0
+    build_time: float = 0.0
+    iterations: int = 0
+    points: int = 0
+    timed_out: bool = False
+
+    # --- one point ----------------------------------------------------------------------------
+    def point(self, *, epsilon: float | None = None, budget: float | None = None) -> PointOutcome:
+        """Solve one point down the chain (see the module docstring)."""
+        self.points += 1
+        best: PointOutcome | None = None
+        infeasible: PointOutcome | None = None
+        for method in self.chain:
+            if self.deadline.expired():
+                self.timed_out = True
+                break
+            if method.name not in self.tried:
+                self.tried.append(method.name)
+            task = Task(
+                self.request,
+                epsilon=epsilon,
+                budget=budget,
+                tol=min(self.tol, 1e-9),
+                deadline=self.deadline,
+                warm=self.warm.get(method.name) if method.warm_starts else None,
+                cache=self.cache,
+                report=self.on_progress,
+            )
+            start = time.perf_counter()
+            answer = self._call(method, task)
+            seconds = time.perf_counter() - start
+            self.solve_time += answer.solve_time or seconds
+            self.build_time = max(self.build_time, answer.build_time)
+            self.iterations += answer.iterations or 0
+            if answer.warm is not None:
+                self.warm[method.name] = answer.warm
+            if answer.status == Status.TIME_LIMIT:
+                self.timed_out = True
+                self.attempts.append(Attempt(method.name, "time_limit", answer.message, seconds))
+                break
+            if answer.status == Status.INFEASIBLE:
+                if self._surely_feasible(epsilon, budget):
+                    self._note(
+                        method,
+                        "infeasible",
+                        "claimed infeasible, but a constant mechanism meets the point",
+                        seconds,
+                    )
+                    continue
+                infeasible = PointOutcome(
+                    Status.INFEASIBLE, None, answer, method.name, answer.least_achievable
+                )
+                break
+            if not answer.status.has_answer:
+                self._note(method, "failed", answer.message or str(answer.status), seconds)
+                continue
+            checked = verify(self.request, answer, epsilon=epsilon, budget=budget)
+            if not checked.feasible:
+                self._note(method, "unverified", checked.message, seconds)
+                continue
+            outcome = PointOutcome(
+                Status.OPTIMAL if checked.certified else Status.OPTIMAL_INACCURATE,
+                checked,
+                answer,
+                method.name,
+            )
+            if checked.certified:
+                self._emit(method.name, "done")
+                return outcome
+            self._note(method, "optimal_inaccurate", checked.message, seconds)
+            if best is None or checked.objective < best.verified.objective:
+                best = outcome
+        if best is not None:
+            return best
+        if infeasible is not None:
+            return infeasible
+        if self.timed_out or self.deadline.expired():
+            self.timed_out = True
+            return PointOutcome(Status.TIME_LIMIT)
+        detail = "; ".join(f"{a.method}: {a.message}" for a in self.attempts[-len(self.chain) :])
+        raise SolverError(
+            f"no method could solve the {self.request.notion.name} point "
+            f"{_point_text(epsilon, budget)} (tried {', '.join(m.name for m in self.chain)}"
+            f"{'; ' + detail if detail else ''})"
+        )
+
+    def _surely_feasible(self, epsilon, budget) -> bool:
+        request = self.request
+        if epsilon is not None:
+            return request.feasible_without_extras(epsilon)
+        return request.is_plain and budget >= request.least_distortion() - 1e-12
+
+    def _call(self, method: Method, task: Task) -> Answer:
+        self._emit(method.name, "start")
+        if not self.deadline.limited:
+            return _safe_solve(method, task)
+        # Methods are told the time left, but not all stop in time (a solver's set-up, a
+        # compilation, or no time limit at all): each runs in a worker thread that the driver
+        # stops waiting for at the deadline. Its own limit ends it soon after.
+        box: list[Answer] = []
+        worker = threading.Thread(
+            target=lambda: box.append(_safe_solve(method, task)), daemon=True, name=method.name
+        )
+        worker.start()
+        worker.join(self.deadline.remaining() + TIME_LIMIT_GRACE)
+        if box:
+            return box[0]
+        own = "its own limit had not stopped it" if method.native_time_limit else "it has no limit"
+        return Answer(
+            Status.TIME_LIMIT,
+            method.name,
+            message=f"{method.name} was still running when the time limit passed ({own}; its "
+            "work is discarded)",
+        )
+
+    def _note(self, method: Method, status: str, message: str, seconds: float) -> None:
+        self.attempts.append(Attempt(method.name, status, message, seconds))
+        self._emit(method.name, "fallback", message=f"{method.name}: {status}: {message}")
+
+    def _emit(self, method: str, stage: str, message: str = "") -> None:
+        if self.on_progress is not None:
+            self.on_progress(ProgressEvent(stage, method, self.deadline.elapsed(), None, message))
+
+
+def _safe_solve(method: Method, task: Task) -> Answer:
+    """Run a method; any failure other than bad input becomes a ``FAILED`` answer."""
+    try:
+        return method.solve(task)
+    except InputError:
+        raise
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except MemoryError:
+        return Answer(Status.FAILED, method.name, message="out of memory")
+    except (PrivoptError, ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+        return Answer(Status.FAILED, method.name, message=f"{type(exc).__name__}: {exc}")
+
+
+def _point_text(epsilon, budget) -> str:
+    return f"at ε = {epsilon:.6g}" if epsilon is not None else f"at budget D = {budget:.6g}"
+
+
+# --- closed forms ----------------------------------------------------------------------------
+def _independence_applies(request: DesignRequest) -> bool:
+    return (
+        not request.prior.is_joint
+        and request.notion.independent_at_zero(request.neighbors)
+        and request.is_plain
+        and request.entries <= MAX_LEAKAGE_ENTRIES  # dense; structured methods handle the rest
+    )
+
+
+def _independent_outcome(request: DesignRequest) -> PointOutcome:
+    """Level 0 on a single secret forces ``U ⊥ X``: the best constant output is optimal,
+    ``D*(0) = min_u Σ_y p(y) d(y,u)`` (exact, no solver needed)."""
+    costs = request.prior.input_probs @ request.distortion.matrix
+    matrix = np.zeros(request.distortion.shape)
+    matrix[:, int(np.argmin(costs))] = 1.0
+    value = float(costs.min())
+    answer = Answer(
+        Status.OPTIMAL,
+        f"{CLOSED_FORM} (independence at level 0)",
+        matrix=matrix,
+        objective=value,
+        certificate=Certificate(value, "closed form: level 0 forces U independent of X"),
+    )
+    checked = verify(request, answer, epsilon=0.0)
+    return PointOutcome(Status.OPTIMAL, checked, answer, answer.method)
+
+
+# --- the modes -------------------------------------------------------------------------------
+def _infeasible_result(request: DesignRequest, exc: InfeasibleError) -> DesignResult:
+    return DesignResult(
+        status=Status.INFEASIBLE,
+        notion=request.notion.name,
+        mode=request.mode,
+        epsilon=None,
+        distortion=None,
+        mechanism=None,
+        requested=request.requested,
+        least_achievable=exc.least_achievable,
+        least_achievable_quantity=exc.quantity,
+        message=str(exc),
+    )
+
+
+def _epsilon_mode(run: Run) -> PointOutcome:
+    request = run.request
+    eps = request.epsilon
+    least = request.least_level()
+    if eps < least - 1e-12:
+        raise InfeasibleError(
+            f"no mechanism has {request.notion.name} level {eps:.6g}", least, "epsilon"
+        )
+    if eps == 0 and _independence_applies(request):
+        return _independent_outcome(request)
+    outcome = run.point(epsilon=max(eps, least))
+    if outcome.status == Status.INFEASIBLE:
+        why = " with the extra budgets and constraints" if not request.is_plain else ""
+        raise InfeasibleError(
+            f"no mechanism meets {request.notion.name} level {eps:.6g}{why}",
+            outcome.least_achievable,
+            "epsilon",
+        )
+    return outcome
+
+
+def _budget_point(run: Run) -> PointOutcome:
+    request = run.request
+    budget = request.max_distortion
+    least = request.least_distortion()
+    if budget < least - distortion_tolerance(least):
+        raise InfeasibleError(
+            f"no mechanism has expected distortion ≤ {budget:.6g}", least, "distortion"
+        )
+    outcome = run.point(budget=budget)
+    if outcome.status == Status.INFEASIBLE:
+        raise InfeasibleError(
+            f"no mechanism meets the budget {budget:.6g} with the extra budgets and constraints",
+            outcome.least_achievable or least,
+            "distortion",
+        )
+    return outcome
+
+
+def solve_request(
+    request: DesignRequest,
+    chain: Sequence[Method],
+    *,
+    tol: float = 1e-7,
+    time_limit: float | None = None,
+    deadline: Deadline | None = None,
+    raise_on_infeasible: bool = True,
+    warm: dict | None = None,
+    cache: dict | None = None,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+) -> DesignResult:
+    """Answer ``request`` with the methods of ``chain`` (see the module docstring).
+
+    Parameters
+    ----------
+    request : DesignRequest
+    chain : sequence of Method
+        From :func:`~privopt.solve.selection.choose_methods`.
+    tol : float
+        The line search's bracket width on ε (nats).
+    time_limit : float, optional
+        Seconds for the whole run (ignored when ``deadline`` is given).
+    deadline : Deadline, optional
+        A deadline shared with other runs (a sweep's).
+    raise_on_infeasible : bool
+        Raise :class:`~privopt.errors.InfeasibleError` (default) or return a result with
+        status ``infeasible``.
+    warm : dict, optional
+        The ``warm_state`` of a previous result on the same instance.
+    cache : dict, optional
+        Scratch space shared with the methods across runs (a sweep's).
+    on_progress : callable, optional
+        Receives :class:`~privopt.methods.ProgressEvent` objects.
+
+    Returns
+    -------
+    DesignResult
+
+    Raises
+    ------
+    InfeasibleError, SolverError
+    """
+    from privopt.solve.line_search import line_search
+
+    start = time.perf_counter()
+    run = Run(
+        request,
+        list(chain),
+        tol=tol,
+        deadline=deadline or Deadline(time_limit),
+        on_progress=on_progress,
+        warm=dict(warm or {}),
+        cache=cache if cache is not None else {},
+    )
+    search = None
+    try:
+        if request.mode == "epsilon":
+            outcome = _epsilon_mode(run)
+        elif not request.uses_line_search:
+            outcome = _budget_point(run)
+        else:
+            outcome, search = line_search(run)
+    except InfeasibleError as exc:
+        if raise_on_infeasible:
+            raise
+        return _infeasible_result(request, exc)
+    return _result(run, outcome, search, time.perf_counter() - start)
+
+
+def _result(
+    run: Run, outcome: PointOutcome, search: LineSearchInfo | None, wall: float
+) -> DesignResult:
+    request = run.request
+    checked = outcome.verified
+    solver = SolverRun(
+        name=outcome.method or (run.tried[-1] if run.tried else ""),
+        solve_time_s=run.solve_time,
+        build_time_s=run.build_time,
+        wall_time_s=wall,
+        iterations=run.iterations,
+        tried=list(run.tried),
+        attempts=list(run.attempts),
+        repair_weight=checked.repair_weight if checked else 0.0,
+        repair_cost=checked.repair_cost if checked else 0.0,
+        details=_details(outcome.answer),
+    )
+    status = outcome.status
+    if run.timed_out and status != Status.OPTIMAL:
+        status = Status.TIME_LIMIT
+    message = ""
+    if status == Status.TIME_LIMIT:
+        limit = run.deadline.seconds
+        message = f"time limit of {limit:g} s reached" + (
+            " (the mechanism is the best feasible one found)" if checked else ""
+        )
+    mechanism = checked.mechanism if checked else None
+    leakage: Any = {}
+    if mechanism is not None and request.entries <= MAX_LEAKAGE_ENTRIES:
+        leakage = LeakageReport(request.prior, mechanism.matrix, request.neighbors)
+    return DesignResult(
+        status=status,
+        notion=request.notion.name,
+        mode=request.mode,
+        epsilon=checked.level if checked else None,
+        distortion=checked.distortion if checked else None,
+        mechanism=mechanism,
+        requested=request.requested,
+        leakage=leakage,
+        solver=solver,
+        verified=bool(checked and checked.feasible),
+        certificate=checked.certificate if checked else None,
+        message=message,
+        line_search=search,
+        objective=outcome.answer.objective if outcome.answer is not None else None,
+        structured_mechanism=checked.structured if checked else None,
+        warm_state=run.warm or None,
+    )
+
+
+def _details(answer: Answer | None) -> dict:
+    if answer is None:
+        return {}
+    return {
+        k: v
+        for k, v in answer.details.items()
+        if isinstance(v, (int, float, str, bool)) and not isinstance(v, np.ndarray)
+    }

@@ -1,0 +1,453 @@
+"""What a design or a sweep returns: typed results, their JSON form, the leakage report."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model import Mechanism
+from privopt.notions import STANDARD_NOTIONS, get_notion
+from privopt.status import Status
+
+__all__ = [
+    "Attempt",
+    "CertificateReport",
+    "Curve",
+    "DesignResult",
+    "LeakageReport",
+    "LineSearchInfo",
+    "SolverRun",
+    "leakage_report",
+    "json_number",
+]
+
+
+def json_number(value):
+    """Floats for JSON: ``inf`` and ``nan`` become ``None`` (JSON has no infinity)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value
+
+
+# --- measurement ---------------------------------------------------------------------------
+def leakage_report(
+    prior, mechanism, neighbors=None, notions: Iterable[str] = STANDARD_NOTIONS
+) -> dict[str, float]:
+    """Every standard notion measured on ``mechanism`` (nats).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+    mechanism : Mechanism or array_like
+    neighbors : NeighborRelation or {"hamming", "all"}, optional
+        For ``dp`` and ``identifiability`` (default: Hamming on databases, all pairs
+        otherwise).
+    notions : iterable of str
+        Which notions (default: the standard eight).
+
+    Returns
+    -------
+    dict
+        Notion name → level in nats (``inf`` where unbounded).
+    """
+    out = {}
+    for name in notions:
+        notion = get_notion(name)
+        out[name] = float(
+            notion.measure(prior, mechanism, neighbors if notion.uses_neighbors else None)
+        )
+    return out
+
+
+class LeakageReport(Mapping):
+    """:func:`leakage_report` of a mechanism, measured on first access (a read-only mapping
+    notion → level in nats). Results of a sweep pay for it only where it is read.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+    matrix : numpy.ndarray
+    neighbors : NeighborRelation, optional
+    """
+
+    def __init__(self, prior, matrix: np.ndarray, neighbors=None):
+        self._args: tuple | None = (prior, matrix, neighbors)
+        self._values: dict[str, float] | None = None
+
+    def _load(self) -> dict[str, float]:
+        if self._values is None:
+            self._values = leakage_report(*self._args)
+            self._args = None
+        return self._values
+
+    def __getitem__(self, name: str) -> float:
+        return self._load()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __repr__(self) -> str:
+        return repr(self._load())
+
+
+# --- parts of a result ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Attempt:
+    """One method tried on one point, and how it went.
+
+    Attributes
+    ----------
+    method : str
+    status : str
+        The outcome (``optimal``, ``optimal_inaccurate``, ``failed``, ``infeasible``,
+        ``time_limit``, ``unverified``).
+    message : str
+        Why it did not give a certified answer, if it did not.
+    seconds : float
+    """
+
+    method: str
+    status: str
+    message: str = ""
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {
+            "method": self.method,
+            "status": self.status,
+            "message": self.message,
+            "seconds": json_number(self.seconds),
+        }
+
+
+@dataclass(frozen=True)
+class CertificateReport:
+    """privopt's own verdict on an answer's optimality.
+
+    Attributes
+    ----------
+    objective : float
+        The re-measured objective of the returned mechanism (``E[d]`` in ε mode, the level in
+        budget mode at the final point).
+    lower_bound : float or None
+        A lower bound on the optimal objective (``None`` when the method gave none; then the
+        answer is accepted on the agreement of the solver's objective with the re-measured
+        one).
+    gap : float or None
+        ``objective − lower_bound``.
+    relative_gap : float or None
+        ``gap / (1 + |objective|)``.
+    tolerance : float
+        The largest relative gap accepted for status ``optimal``.
+    certified : bool
+        Whether the answer is certified optimal under the rule above.
+    source : str
+        Where the bound comes from.
+    """
+
+    objective: float
+    lower_bound: float | None
+    gap: float | None
+    relative_gap: float | None
+    tolerance: float
+    certified: bool
+    source: str
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {
+            "objective": json_number(self.objective),
+            "lower_bound": json_number(self.lower_bound),
+            "gap": json_number(self.gap),
+            "relative_gap": json_number(self.relative_gap),
+            "tolerance": self.tolerance,
+            "certified": bool(self.certified),
+            "source": self.source,
+        }
+
+
+@dataclass
+class SolverRun:
+    """How an answer was obtained.
+
+    Attributes
+    ----------
+    name : str
+        The method whose answer was returned.
+    solve_time_s, build_time_s, wall_time_s : float or None
+        Seconds: the method's own solve time (summed over a line search), the time to build
+        its program, and the whole run.
+    iterations : int or None
+        The method's iterations (summed over a line search).
+    tried : list of str
+        The methods tried, in order (with repeats removed).
+    attempts : list of Attempt
+        Every method call that did not end the run, with its reason.
+    repair_weight : float
+        The weight of a constant mechanism mixed in to meet the level (0 if none).
+    repair_cost : float
+        What that repair cost in the objective.
+    details : dict
+        JSON-ready facts from the method (LP sizes, slopes, …).
+    """
+
+    name: str
+    solve_time_s: float | None = None
+    build_time_s: float | None = None
+    wall_time_s: float | None = None
+    iterations: int | None = None
+    tried: list[str] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    repair_weight: float = 0.0
+    repair_cost: float = 0.0
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """JSON form (the ``solver`` object of ``privopt solve --json``)."""
+        out = {
+            "name": self.name,
+            "solve_time_s": json_number(self.solve_time_s),
+            "build_time_s": json_number(self.build_time_s),
+            "wall_time_s": json_number(self.wall_time_s),
+            "iterations": json_number(self.iterations),
+            "tried": list(self.tried),
+            "repair_weight": json_number(self.repair_weight),
+            "repair_cost": json_number(self.repair_cost),
+        }
+        if self.attempts:
+            out["fallbacks"] = [a.to_dict() for a in self.attempts]
+        if self.details:
+            out["details"] = {k: json_number(v) for k, v in self.details.items()}
+        return out
+
+
+@dataclass(frozen=True)
+class LineSearchInfo:
+    """The bisection of a budget-mode request over ε.
+
+    Attributes
+    ----------
+    bracket : tuple of float
+        ``(lo, hi)``: the answer is the level ``hi``; ``lo`` does not meet the budget.
+    solves : int
+        Points solved.
+    tolerance : float
+        The bracket width asked for.
+    """
+
+    bracket: tuple[float, float]
+    solves: int
+    tolerance: float
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {
+            "bracket": [json_number(b) for b in self.bracket],
+            "solves": self.solves,
+            "tolerance": self.tolerance,
+        }
+
+
+# --- the result ----------------------------------------------------------------------------
+@dataclass
+class DesignResult:
+    """The answer to a design request.
+
+    Attributes
+    ----------
+    status : Status
+        ``optimal`` (re-measured and certified), ``optimal_inaccurate`` (re-measured and
+        feasible, optimality not certified), ``infeasible`` or ``time_limit``.
+    notion, mode : str
+    epsilon : float or None
+        The re-measured level of :attr:`mechanism` under the notion (nats).
+    distortion : float or None
+        The re-measured ``E[d]`` of :attr:`mechanism`.
+    mechanism : Mechanism or None
+        The dense mechanism (``None`` when only a structured one fits in memory).
+    requested : dict
+        What was asked (``epsilon`` or ``max_distortion``).
+    leakage : Mapping
+        Every standard notion measured on the mechanism (nats; ``inf`` where unbounded),
+        measured when first read.
+    solver : SolverRun or None
+        Which method answered, with timings, fallbacks and repair.
+    verified : bool
+        Whether the mechanism was re-measured by privopt and meets the request.
+    certificate : CertificateReport or None
+        privopt's optimality verdict (lower bound and gap).
+    least_achievable : float or None
+        For infeasible requests: the least achievable level or distortion.
+    least_achievable_quantity : str or None
+        What it measures: ``"epsilon"`` or ``"distortion"``.
+    message : str
+    line_search : LineSearchInfo or None
+        The bisection over ε (budget mode for notions without a convex level objective).
+    objective : float or None
+        The method's own optimal value.
+    structured_mechanism : object or None
+        A structured form of the mechanism (orbit or generating-row form), when the method
+        has one.
+    extra : dict
+        Further notes.
+    warm_state : object or None
+        What a later solve of the same instance can start from; not serialised.
+    """
+
+    status: Status
+    notion: str
+    mode: str
+    epsilon: float | None
+    distortion: float | None
+    mechanism: Mechanism | None
+    requested: dict
+    leakage: Mapping[str, float] = field(default_factory=dict)
+    solver: SolverRun | None = None
+    verified: bool = False
+    certificate: CertificateReport | None = None
+    least_achievable: float | None = None
+    least_achievable_quantity: str | None = None
+    message: str = ""
+    line_search: LineSearchInfo | None = None
+    objective: float | None = None
+    structured_mechanism: Any = None
+    extra: dict = field(default_factory=dict)
+    warm_state: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        # the warm start may hold solver objects (a HiGHS basis) that do not pickle; a copy
+        # or an unpickled result simply starts cold
+        state = self.__dict__.copy()
+        state["warm_state"] = None
+        return state
+
+    def to_dict(self) -> dict:
+        """The JSON object of ``privopt solve --json``."""
+        out: dict[str, Any] = {
+            "status": str(self.status),
+            "notion": self.notion,
+            "epsilon": json_number(self.epsilon),
+            "distortion": json_number(self.distortion),
+        }
+        if self.mechanism is not None:
+            out["mechanism"] = self.mechanism.matrix.tolist()
+            out["inputs"] = list(self.mechanism.input_labels)
+            out["outputs"] = list(self.mechanism.output_labels)
+        else:
+            out["mechanism"] = None
+        out["leakage"] = {k: json_number(v) for k, v in self.leakage.items()}
+        out["solver"] = self.solver.to_dict() if self.solver is not None else {}
+        out["verified"] = bool(self.verified)
+        out["mode"] = self.mode
+        out["requested"] = {k: json_number(v) for k, v in self.requested.items()}
+        if self.certificate is not None:
+            out["certificate"] = self.certificate.to_dict()
+        if self.least_achievable is not None:
+            out["least_achievable"] = json_number(self.least_achievable)
+            if self.least_achievable_quantity:
+                out["least_achievable_quantity"] = self.least_achievable_quantity
+        if self.message:
+            out["message"] = self.message
+        if self.line_search is not None:
+            out["line_search"] = self.line_search.to_dict()
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"DesignResult(status={str(self.status)!r}, notion={self.notion!r}, "
+            f"epsilon={self.epsilon!r}, distortion={self.distortion!r}, verified={self.verified})"
+        )
+
+
+#: The columns of a curve record (:class:`Curve`), in order.
+CURVE_KEYS = (
+    "notion",
+    "requested_epsilon",
+    "requested_max_distortion",
+    "epsilon",
+    "distortion",
+    "status",
+    "verified",
+    "solve_time_s",
+    "least_achievable",
+    "message",
+)
+
+
+@dataclass
+class Curve:
+    """A privacy–distortion curve: one record per point.
+
+    Each record has ``epsilon`` (re-measured level), ``distortion`` (re-measured), ``status``,
+    ``verified``, the requested value (``requested_epsilon`` or ``requested_max_distortion``),
+    ``notion`` and ``solve_time_s``; failed points carry ``message``.
+
+    Attributes
+    ----------
+    notion, mode : str
+    records : list of dict
+    results : list of DesignResult or None
+        The full result of each point (``None`` where a point failed).
+    """
+
+    notion: str
+    mode: str
+    records: list[dict]
+    results: list[DesignResult | None] = field(repr=False, default_factory=list)
+
+    def to_frame(self):
+        """The records as a pandas DataFrame (needs pandas: the ``[frames]`` extra).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "Curve.to_frame needs pandas: pip install pandas (or the [frames] extra)"
+            ) from exc
+        return pd.DataFrame.from_records(self.records)
+
+    def column(self, key: str) -> np.ndarray:
+        """One numeric column of the records as a float array (``nan`` where missing).
+
+        Parameters
+        ----------
+        key : str
+            ``epsilon``, ``distortion``, ``requested_epsilon``, ``solve_time_s``, …
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        values = [r.get(key) for r in self.records]
+        if any(isinstance(v, str) for v in values):
+            raise InputError(
+                f"the column {key!r} holds text, not numbers; read it from curve.records",
+                "key",
+            )
+        try:
+            return np.array([np.nan if v is None else v for v in values], dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"the column {key!r} is not numeric", "key") from None
+
+    def __len__(self) -> int:
+        return len(self.records)

@@ -1,0 +1,299 @@
+"""The one validation layer: every request-level argument is checked here, once.
+
+The model classes validate their own data (a pmf sums to 1, a distortion is non-negative);
+this module validates how they are *combined* into a request, and the scalar settings
+around it. The API, the problem files, the command line, the measures and every method call
+these functions, so a given mistake gets the same message wherever it is made. Each function
+raises :class:`~privopt.errors.InputError` naming the field (``privacy.epsilon``,
+``privacy.neighbors``, …) and the fix; the file reader prefixes the file name.
+
+This module imports only :mod:`privopt.model` and :mod:`privopt.errors`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model import (
+    DatabasePrior,
+    Distortion,
+    JointPrior,
+    NeighborRelation,
+    Prior,
+    all_pairs,
+    as_prior,
+    hamming_neighbors,
+)
+
+__all__ = [
+    "MODES",
+    "NEIGHBOR_NAMES",
+    "DISTORTION_NAMES",
+    "MIN_TOLERANCE",
+    "MAX_TOLERANCE",
+    "check_number",
+    "check_level",
+    "check_budget",
+    "check_mode",
+    "check_tolerance",
+    "check_time_limit",
+    "check_prior",
+    "default_neighbors",
+    "resolve_neighbors",
+    "as_distortion",
+    "check_extra_distortions",
+]
+
+#: The two modes of a design request.
+MODES = ("epsilon", "max_distortion")
+#: Named neighbour relations.
+NEIGHBOR_NAMES = ("hamming", "all")
+#: Named distortions (besides a matrix or a :class:`~privopt.model.Distortion`).
+DISTORTION_NAMES = ("hamming", "absolute", "squared")
+#: Range of tolerances accepted for a line search or a solver (below: round-off; above: no
+#: longer an answer to the question asked).
+MIN_TOLERANCE = 1e-14
+MAX_TOLERANCE = 0.1
+
+
+def check_number(
+    value, field: str, *, allow_inf: bool = False, minimum: float = 0.0, strict: bool = False
+) -> float:
+    """A real number ``≥ minimum`` (``> minimum`` with ``strict``), as a float.
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave.
+    field : str
+        The argument or file key, for the message.
+    allow_inf : bool
+        Whether ``+inf`` is accepted.
+    minimum : float
+        The least accepted value.
+    strict : bool
+        Require ``value > minimum``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InputError
+        For booleans, strings, ``nan``, numbers out of range or too large for a float.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InputError(f"expected a number, got {type(value).__name__} {value!r}", field)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise InputError(
+            f"the number {value} is too large to compute with (above ~1.8e308)", field
+        ) from None
+    if math.isnan(number):
+        raise InputError("expected a number, got nan", field)
+    if math.isinf(number) and not (allow_inf and number > 0):
+        raise InputError(f"must be a finite number, got {number}", field)
+    if number < minimum or (strict and number == minimum):
+        relation = ">" if strict else ">="
+        raise InputError(f"must be a number {relation} {minimum:g}, got {number:g}", field)
+    return number
+
+
+def check_level(value, field: str = "privacy.epsilon") -> float:
+    """A privacy level ε in nats: a number ``≥ 0`` (``inf`` allowed: no privacy constraint)."""
+    return check_number(value, field, allow_inf=True)
+
+
+def check_budget(value, field: str = "privacy.max_distortion") -> float:
+    """A distortion budget: a finite number ``≥ 0``."""
+    return check_number(value, field)
+
+
+def check_mode(epsilon, max_distortion) -> tuple[str, float | None, float | None]:
+    """Exactly one of ``epsilon`` and ``max_distortion``, each checked.
+
+    Parameters
+    ----------
+    epsilon, max_distortion : float or None
+        What the caller gave.
+
+    Returns
+    -------
+    tuple
+        ``(mode, epsilon, max_distortion)`` with ``mode`` in :data:`MODES` and the other
+        value ``None``.
+    """
+    if (epsilon is None) == (max_distortion is None):
+        raise InputError(
+            "give exactly one of 'epsilon' (minimise distortion at that privacy level) and "
+            "'max_distortion' (minimise the level within that distortion budget)",
+            "privacy",
+        )
+    if epsilon is not None:
+        return "epsilon", check_level(epsilon), None
+    return "max_distortion", None, check_budget(max_distortion)
+
+
+def check_tolerance(value, field: str = "solver.tolerance") -> float:
+    """A tolerance in ``[MIN_TOLERANCE, MAX_TOLERANCE]`` (a bisection stops on it, so 0,
+    negative or sub-round-off values would never end)."""
+    tol = check_number(value, field, strict=True)
+    if not MIN_TOLERANCE <= tol <= MAX_TOLERANCE:
+        raise InputError(
+            f"must lie between {MIN_TOLERANCE:g} and {MAX_TOLERANCE:g}, got {tol:g}", field
+        )
+    return tol
+
+
+def check_time_limit(value, field: str = "solver.time_limit") -> float | None:
+    """A time limit in seconds: ``None`` or ``inf`` (no limit) or a number ``> 0``."""
+    if value is None:
+        return None
+    seconds = check_number(value, field, allow_inf=True, strict=True)
+    return None if math.isinf(seconds) else seconds
+
+
+def check_prior(prior) -> Prior | JointPrior | DatabasePrior:
+    """A prior object, or a plain pmf read as a single-secret :class:`~privopt.model.Prior`."""
+    if prior is None:
+        raise InputError("missing: give a pmf, a Prior, a JointPrior or a DatabasePrior", "prior")
+    return as_prior(prior)
+
+
+def default_neighbors(prior) -> NeighborRelation:
+    """Hamming neighbours on a database prior, all pairs of secrets otherwise."""
+    prior = as_prior(prior)
+    if prior.is_database:
+        return hamming_neighbors(prior.m, prior.n)
+    return all_pairs(prior.n_secrets)
+
+
+def resolve_neighbors(
+    prior, neighbors: NeighborRelation | str | None, field: str = "privacy.neighbors"
+) -> NeighborRelation:
+    """The neighbour relation on the secrets.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+    neighbors : NeighborRelation, {"hamming", "all"} or None
+        ``None`` is the default of the prior (:func:`default_neighbors`).
+    field : str
+        The key named in messages.
+
+    Returns
+    -------
+    NeighborRelation
+        On ``prior.n_secrets`` symbols.
+    """
+    prior = as_prior(prior)
+    if neighbors is None:
+        return default_neighbors(prior)
+    if isinstance(neighbors, NeighborRelation):
+        if neighbors.size != prior.n_secrets:
+            raise InputError(
+                f"the relation is on {neighbors.size} symbols but the secret has {prior.n_secrets}",
+                field,
+            )
+        return neighbors
+    if neighbors == "hamming":
+        if not prior.is_database:
+            raise InputError(
+                "'hamming' needs a database prior ([prior.database] with m and n); on a single "
+                "alphabet or a joint prior use 'all' or give the pairs",
+                field,
+            )
+        return hamming_neighbors(prior.m, prior.n)
+    if neighbors == "all":
+        return all_pairs(prior.n_secrets)
+    raise InputError(
+        f"unknown relation {neighbors!r}: use one of {', '.join(NEIGHBOR_NAMES)} or a "
+        "NeighborRelation",
+        field,
+    )
+
+
+def as_distortion(distortion, prior, field: str = "distortion") -> Distortion:
+    """A :class:`~privopt.model.Distortion` with one row per input of ``prior``.
+
+    Parameters
+    ----------
+    distortion : Distortion, array_like or str
+        A distortion object, a matrix ``d[y, u]``, or one of :data:`DISTORTION_NAMES`
+        (``"hamming"`` on a database prior is the number of differing rows).
+    prior : Prior, JointPrior or DatabasePrior
+
+    Returns
+    -------
+    Distortion
+    """
+    prior = as_prior(prior)
+    if distortion is None:
+        raise InputError(
+            f"missing: give a matrix d[y, u], a Distortion or one of {', '.join(DISTORTION_NAMES)}",
+            field,
+        )
+    if isinstance(distortion, Distortion):
+        d = distortion
+    elif isinstance(distortion, str):
+        if distortion == "hamming" and prior.is_database:
+            d = Distortion.database_hamming(prior.m, prior.n)
+        elif distortion in DISTORTION_NAMES:
+            d = getattr(Distortion, distortion)(prior.n_inputs)
+        else:
+            raise InputError(
+                f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or one of "
+                f"{', '.join(repr(n) for n in DISTORTION_NAMES)}",
+                field,
+            )
+    else:
+        d = Distortion.from_matrix(distortion)
+    if d.n_inputs != prior.n_inputs:
+        raise InputError(
+            f"the distortion has {d.n_inputs} rows but the prior has {prior.n_inputs} inputs: "
+            "one row per input symbol (rows = inputs y, columns = outputs u)",
+            field,
+        )
+    return d
+
+
+def check_extra_distortions(
+    extras: Sequence | None, main: Distortion, prior, field: str = "extra_distortions"
+) -> list[tuple[Distortion, float]]:
+    """Further budgets ``E[d_k] ≤ b_k`` (Calmon & Fawaz 2012, Remark 1), each of the main
+    distortion's shape.
+
+    Parameters
+    ----------
+    extras : sequence of (distortion, budget) or None
+    main : Distortion
+        The main distortion (sets the shape).
+    prior : Prior, JointPrior or DatabasePrior
+
+    Returns
+    -------
+    list of (Distortion, float)
+    """
+    out = []
+    for i, item in enumerate(extras or ()):
+        try:
+            extra, budget = item
+        except (TypeError, ValueError):
+            raise InputError(
+                "expected pairs (distortion, budget), e.g. [(matrix, 0.5)]", field
+            ) from None
+        extra = as_distortion(extra, prior, f"{field}[{i}]")
+        if extra.shape != main.shape:
+            raise InputError(
+                f"has shape {extra.shape} but the main distortion has {main.shape}",
+                f"{field}[{i}]",
+            )
+        out.append((extra, check_budget(budget, f"{field}[{i}].budget")))
+    return out
