@@ -54,8 +54,7 @@ from privopt.model._validate import as_labels, as_pmf
 from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
 from privopt.validation import (
     NEIGHBOR_NAMES,
-    check_budget,
-    check_level,
+    check_mode,
     check_time_limit,
     check_tolerance,
     resolve_neighbors,
@@ -603,20 +602,8 @@ class _Parser:
             spec.notion = get_notion(name).name
         eps = self.number(t, "epsilon", "privacy", allow_inf=True)
         budget = self.number(t, "max_distortion", "privacy")
-        if eps is not None and budget is not None:
-            raise self.err(
-                "privacy",
-                "give epsilon OR max_distortion, not both: epsilon minimises the distortion at "
-                "that level, max_distortion minimises the level within that budget",
-            )
-        if eps is None and budget is None and self.purpose == "solve":
-            raise self.err(
-                "privacy",
-                "give epsilon (minimise E[d] at that privacy level, nats) or max_distortion "
-                "(minimise the level within that distortion budget); found neither",
-            )
-        spec.epsilon = None if eps is None else check_level(eps, "privacy.epsilon")
-        spec.max_distortion = None if budget is None else check_budget(budget)
+        if eps is not None or budget is not None or self.purpose == "solve":
+            _mode, spec.epsilon, spec.max_distortion = check_mode(eps, budget)
         neighbors = t.get("neighbors")
         if neighbors is not None:
             if not isinstance(neighbors, str):

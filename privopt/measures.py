@@ -450,14 +450,15 @@ def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -
     """``E[d(Y,U)] = Σ_{y,u} p(y) p(u|y) d(y,u)`` ([002] eq. 15; [004] eq. 14)."""
     prior = as_prior(prior)
     W = as_matrix(mechanism)
-    d = distortion.matrix if isinstance(distortion, Distortion) else np.asarray(distortion, float)
-    if d.shape != W.shape:
+    if not isinstance(distortion, Distortion):
+        distortion = Distortion.from_matrix(distortion)
+    if distortion.shape != W.shape:
         raise InputError(
-            f"the distortion has shape {d.shape} but the mechanism has shape {W.shape}: "
-            "rows are inputs and columns outputs for both",
+            f"the distortion has shape {distortion.shape} but the mechanism has shape "
+            f"{W.shape}: rows are inputs and columns outputs for both",
             "distortion",
         )
-    return float(np.sum(prior.input_probs[:, None] * W * d))
+    return distortion.expected(prior.input_probs, W)
 
 
 @_with_unit

@@ -130,10 +130,16 @@ def check_mode(epsilon, max_distortion) -> tuple[str, float | None, float | None
         ``(mode, epsilon, max_distortion)`` with ``mode`` in :data:`MODES` and the other
         value ``None``.
     """
-    if (epsilon is None) == (max_distortion is None):
+    if epsilon is not None and max_distortion is not None:
         raise InputError(
-            "give exactly one of 'epsilon' (minimise distortion at that privacy level) and "
-            "'max_distortion' (minimise the level within that distortion budget)",
+            "give epsilon OR max_distortion, not both: epsilon minimises the distortion at "
+            "that level, max_distortion minimises the level within that budget",
+            "privacy",
+        )
+    if epsilon is None and max_distortion is None:
+        raise InputError(
+            "give epsilon (minimise E[d] at that privacy level, nats) or max_distortion "
+            "(minimise the level within that distortion budget); found neither",
             "privacy",
         )
     if epsilon is not None:

@@ -61,12 +61,10 @@ def solve_point(
     distortion,
     notion: str,
     *,
-    epsilon: float | None = None,
-    max_distortion: float | None = None,
     tol: float = 1e-9,
     warm=None,
     time_limit: float | None = None,
-    **request_options,
+    **request,
 ) -> Answer:
     """Solve one point with one method and return its raw, unverified answer.
 
@@ -79,18 +77,16 @@ def solve_point(
         A registered method name.
     prior, distortion, notion
         As in :func:`privopt.design`.
-    epsilon : float, optional
-        An ε point (least ``E[d]`` at that level).
-    max_distortion : float, optional
-        A budget point (least level within the budget) — for methods that solve them.
     tol : float
         Accuracy asked of the method.
     warm : object, optional
         The ``warm`` of a previous answer of the same method.
     time_limit : float, optional
         Seconds.
-    **request_options
-        ``neighbors``, ``extra_distortions``, ``observe_secret`` and notion options.
+    **request
+        ``epsilon`` (an ε point) or ``max_distortion`` (a budget point, for methods that
+        solve them), ``neighbors``, ``extra_distortions``, ``observe_secret`` and the
+        notion's own options, as in :func:`privopt.request.prepare_request`.
 
     Returns
     -------
@@ -102,21 +98,14 @@ def solve_point(
     found = lookup(method)
     if found is None:
         raise InputError(f"unknown method {method!r}; known: {', '.join(METHODS)}", "solver.name")
-    request = prepare_request(
-        prior,
-        distortion,
-        notion,
-        epsilon=epsilon,
-        max_distortion=max_distortion,
-        **request_options,
-    )
-    reason = found.unsupported(request)
+    req = prepare_request(prior, distortion, notion, **request)
+    reason = found.unsupported(req)
     if reason is not None:
         raise InputError(f"{found.name} does not apply: {reason}", "solver.name")
     task = Task(
-        request,
-        epsilon=epsilon,
-        budget=max_distortion,
+        req,
+        epsilon=req.epsilon,
+        budget=req.max_distortion,
         tol=tol,
         warm=warm,
         deadline=Deadline(time_limit),

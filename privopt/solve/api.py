@@ -29,6 +29,34 @@ def _options_cache(solver_options: dict | None) -> dict:
     return {("options", str(name)): dict(opts) for name, opts in solver_options.items()}
 
 
+def _solve(
+    request,
+    solver,
+    tol,
+    time_limit,
+    raise_on_infeasible,
+    on_progress,
+    solver_options,
+    program: PrivacyProblem | None = None,
+) -> DesignResult:
+    """Check the run's settings, choose the methods and hand the request to the driver."""
+    tol = check_tolerance(tol, "tol")
+    time_limit = check_time_limit(time_limit, "time_limit")
+    chain = choose_methods(request, solver)
+    cache = _options_cache(solver_options)
+    if program is not None:  # the user's program, with any constraints added to it
+        cache[("cvxpy", program.form)] = program
+    return solve_request(
+        request,
+        chain,
+        tol=tol,
+        time_limit=time_limit,
+        raise_on_infeasible=raise_on_infeasible,
+        on_progress=on_progress,
+        cache=cache,
+    )
+
+
 def design(
     prior,
     distortion,
@@ -105,8 +133,6 @@ def design(
     >>> res.status, res.verified, res.epsilon <= 0.3 + 1e-9
     ('optimal', True, True)
     """
-    tol = check_tolerance(tol, "tol")
-    time_limit = check_time_limit(time_limit, "time_limit")
     request = prepare_request(
         prior,
         distortion,
@@ -118,15 +144,8 @@ def design(
         observe_secret=observe_secret,
         **options,
     )
-    chain = choose_methods(request, solver)
-    return solve_request(
-        request,
-        chain,
-        tol=tol,
-        time_limit=time_limit,
-        raise_on_infeasible=raise_on_infeasible,
-        on_progress=on_progress,
-        cache=_options_cache(solver_options),
+    return _solve(
+        request, solver, tol, time_limit, raise_on_infeasible, on_progress, solver_options
     )
 
 
@@ -164,20 +183,8 @@ def solve_problem(
             f"expected a PrivacyProblem from privopt.build_problem, got {type(pp).__name__}",
             "problem",
         )
-    tol = check_tolerance(tol, "tol")
-    time_limit = check_time_limit(time_limit, "time_limit")
-    request = pp.request
-    chain = choose_methods(request, solver)
-    cache = _options_cache(solver_options)
-    cache[("cvxpy", pp.form)] = pp
-    return solve_request(
-        request,
-        chain,
-        tol=tol,
-        time_limit=time_limit,
-        raise_on_infeasible=raise_on_infeasible,
-        on_progress=on_progress,
-        cache=cache,
+    return _solve(
+        pp.request, solver, tol, time_limit, raise_on_infeasible, on_progress, solver_options, pp
     )
 
 

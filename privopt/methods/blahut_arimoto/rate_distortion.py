@@ -124,7 +124,7 @@ def _negligible_inputs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _restore_negligible(res: RateDistortionSolution, p, d, negligible, by_distortion: bool):
     """Put the negligible inputs back (one-hot at their closest output) and re-measure."""
-    if not negligible.any():
+    if not negligible.any() or res.status == "time_limit":
         return res
     if res.status == "infeasible" and "least_achievable" in res.info:
         pos = p > 0
@@ -144,6 +144,15 @@ def _restore_negligible(res: RateDistortionSolution, p, d, negligible, by_distor
     res.certificate["duality_gap"] = max(res.objective - res.certificate["lower_bound"], 0.0)
     res.info = dict(res.info, negligible_inputs=int(negligible.sum()), output_marginal=p @ W)
     return res
+
+
+def _guarded(solve, p, d, target, blas_threads, **kwargs) -> RateDistortionSolution:
+    """Run ``solve`` with the BLAS thread guard; a passed deadline becomes a status."""
+    with BlasThreads(blas_threads):
+        try:
+            return solve(p, d, target, **kwargs)
+        except TimeLimitReached as exc:
+            return RateDistortionSolution(status="time_limit", info={"message": str(exc)})
 
 
 def rate_distortion(
@@ -197,20 +206,18 @@ def rate_distortion(
         budget = (budget - float(p[negligible] @ d[negligible].min(axis=1))) / (
             1.0 - float(p[negligible].sum())
         )
-    with BlasThreads(blas_threads):
-        try:
-            res = _rate_distortion(
-                p_opt,
-                d,
-                budget,
-                tol=tol,
-                warm_start=warm_start,
-                max_iter=max_iter,
-                max_slopes=max_slopes,
-                deadline=deadline,
-            )
-        except TimeLimitReached as exc:
-            return RateDistortionSolution(status="time_limit", info={"message": str(exc)})
+    res = _guarded(
+        _rate_distortion,
+        p_opt,
+        d,
+        budget,
+        blas_threads,
+        tol=tol,
+        warm_start=warm_start,
+        max_iter=max_iter,
+        max_slopes=max_slopes,
+        deadline=deadline,
+    )
     return _restore_negligible(res, p, d, negligible, by_distortion=False)
 
 
@@ -312,20 +319,18 @@ def distortion_rate(
         m = float(p[negligible].sum())
         own = float(np.sum(p[negligible] * -np.log(p[negligible])))
         budget = max((budget - own) / (1.0 - m) + np.log1p(-m), 0.0)
-    with BlasThreads(blas_threads):
-        try:
-            res = _distortion_rate(
-                p_opt,
-                d,
-                budget,
-                tol=tol,
-                warm_start=warm_start,
-                max_iter=max_iter,
-                max_slopes=max_slopes,
-                deadline=deadline,
-            )
-        except TimeLimitReached as exc:
-            return RateDistortionSolution(status="time_limit", info={"message": str(exc)})
+    res = _guarded(
+        _distortion_rate,
+        p_opt,
+        d,
+        budget,
+        blas_threads,
+        tol=tol,
+        warm_start=warm_start,
+        max_iter=max_iter,
+        max_slopes=max_slopes,
+        deadline=deadline,
+    )
     return _restore_negligible(res, p, d, negligible, by_distortion=True)
 
 

@@ -40,6 +40,11 @@ TIME_LIMIT_OPTIONS = {
     "OSQP": "time_limit",
 }
 
+# cvxpy warns when a solver's answer "may be inaccurate"; the driver re-measures every answer
+# and reports its status itself, and catch_warnings() is not thread-safe (methods may run in
+# worker threads under a time limit), so this one message is silenced for good.
+warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+
 _STATUS = {
     cp.OPTIMAL: Status.OPTIMAL,
     cp.OPTIMAL_INACCURATE: Status.OPTIMAL_INACCURATE,

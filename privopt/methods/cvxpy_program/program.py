@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
 
 import cvxpy as cp
 import numpy as np
@@ -243,18 +242,7 @@ class PrivacyProblem:
         )
 
 
-def build_problem(
-    prior,
-    distortion,
-    notion: str | Notion,
-    *,
-    epsilon: float | None = None,
-    max_distortion: float | None = None,
-    neighbors: NeighborRelation | str | None = None,
-    extra_distortions: Sequence[tuple] = (),
-    observe_secret: bool = False,
-    **options,
-) -> PrivacyProblem:
+def build_problem(prior, distortion, notion: str | Notion, **request) -> PrivacyProblem:
     """Build the cvxpy program for one design request.
 
     Parameters
@@ -265,33 +253,21 @@ def build_problem(
         ``d[y, u]``; its column count sets the output alphabet.
     notion : str or Notion
         A registered notion (:func:`privopt.notion_names`).
-    epsilon : float, optional
-        Minimise ``E[d]`` subject to level ≤ ε (nats).
-    max_distortion : float, optional
-        Minimise the level subject to ``E[d] ≤ max_distortion``.
-    neighbors : NeighborRelation or {"hamming", "all"}, optional
-        For ``dp`` and ``identifiability``; default Hamming on databases, all pairs otherwise.
-    extra_distortions : sequence of (Distortion or matrix, budget)
-        Further constraints ``E[d_k] ≤ budget_k`` (Calmon & Fawaz 2012, Remark 1).
-    observe_secret : bool
-        The mechanism sees ``(Y, S)`` (Calmon & Fawaz 2012, Remarks 3–4); needs a joint prior.
-    **options
-        The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
+    **request
+        ``epsilon`` or ``max_distortion`` (exactly one), ``neighbors``,
+        ``extra_distortions``, ``observe_secret`` and the notion's own options, as in
+        :func:`privopt.request.prepare_request`.
 
     Returns
     -------
     PrivacyProblem
         Solve it with :func:`privopt.solve_problem`.
+
+    Examples
+    --------
+    >>> import privopt as po
+    >>> pp = po.build_problem([0.5, 0.3, 0.2], "hamming", "pml", epsilon=0.3)
+    >>> pp.add_constraints(pp.W[0, 1] == 0).problem.is_dcp()
+    True
     """
-    request = prepare_request(
-        prior,
-        distortion,
-        notion,
-        epsilon=epsilon,
-        max_distortion=max_distortion,
-        neighbors=neighbors,
-        extra_distortions=extra_distortions,
-        observe_secret=observe_secret,
-        **options,
-    )
-    return PrivacyProblem(request)
+    return PrivacyProblem(prepare_request(prior, distortion, notion, **request))

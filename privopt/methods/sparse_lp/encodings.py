@@ -74,6 +74,10 @@ class ReducedLP:
 class Encoding:
     """A notion's rows in the sparse LP (see the module docstring)."""
 
+    def relation(self, request) -> NeighborRelation | None:
+        """The neighbour relation the rows are written over (``None``: no pairs)."""
+        return None
+
     def n_aux(self, lp: FullLP) -> int:
         """Auxiliary variables of the full LP (after the ``W`` block)."""
         return 0
@@ -119,8 +123,15 @@ class PairRatios(Encoding):
     ``lo_u`` per output: ``lo_u ≤ s(x) W[x,u] ≤ e^ε lo_u`` (``O(|X||U|)`` rows instead of
     ``O(|X|²|U|)``)."""
 
-    def __init__(self, scaled: bool = False):
+    def __init__(self, scaled: bool = False, all_pairs: bool = False):
         self.scaled = scaled
+        self.all_pairs = all_pairs
+
+    def relation(self, request) -> NeighborRelation | None:
+        if self.all_pairs:  # every pair, held as a pair-free marker (auxiliary-variable form)
+            empty = np.zeros(0, dtype=np.int64)
+            return NeighborRelation(request.prior.n_secrets, empty, empty, "all")
+        return request.neighbors
 
     def n_aux(self, lp: FullLP) -> int:
         return lp.n_outputs if lp.complete else 0
@@ -185,7 +196,8 @@ class PairRatios(Encoding):
         return best
 
 
-register_encoding(PairRatios(), "dp", "ldp")
+register_encoding(PairRatios(), "dp")
+register_encoding(PairRatios(all_pairs=True), "ldp")
 register_encoding(PairRatios(scaled=True), "identifiability")
 
 

@@ -73,12 +73,8 @@ def _complete(relation: NeighborRelation | None, n_support: int) -> bool:
 
 
 def _relation(request: DesignRequest) -> NeighborRelation | None:
-    """The pair relation of the notion (``ldp``: all pairs, held as a pair-free marker)."""
-    name = request.notion.name
-    if name == "ldp":
-        empty = np.zeros(0, dtype=np.int64)
-        return NeighborRelation(request.prior.n_secrets, empty, empty, "all")
-    return request.neighbors if name in ("dp", "identifiability") else None
+    """The pair relation of the notion's encoding (``None`` for notions without pairs)."""
+    return ENCODINGS[request.notion.name].relation(request)
 
 
 def _choose(lp: LinearProgram, reduced: bool) -> str:
@@ -128,6 +124,25 @@ def _run(task: Task, lp: LinearProgram, method: str, crossover: bool, options: d
         # with crossover, which certifies a vertex
         run = _run(task, lp, method, True, options)
     return run
+
+
+def _solve_lp(task, lp, method, crossover, options, start, *, reduced: bool):
+    """Run HiGHS and wrap the run in an :class:`Answer` (``OPTIMAL`` only with a point)."""
+    build = time.perf_counter() - start
+    run = _run(task, lp, method, crossover, options)
+    answer = Answer(
+        _STATUS[run.status],
+        options["name"],
+        iterations=run.iterations,
+        solve_time=run.solve_time,
+        build_time=build,
+        details=_details(lp, run, method, reduced=reduced),
+        warm=run.basis,
+    )
+    if run.x is None or run.status != "optimal":
+        answer.status = Status.FAILED if run.status == "optimal" else answer.status
+        answer.message = f"HiGHS: {run.highs_status}"
+    return run, answer
 
 
 def _details(lp: LinearProgram, run: HighsRun, method: str, reduced: bool) -> dict:
@@ -216,21 +231,9 @@ def solve_point(
         enc.full(rows, full)
     cost = np.concatenate([(p_s[:, None] * d_s).ravel(), np.zeros(n_aux)])
     lp = rows.program(cost, np.zeros(S * U + n_aux), np.full(S * U + n_aux, np.inf))
-    build = time.perf_counter() - start
     chosen = _choose(lp, False) if method == "auto" else method
-    run = _run(task, lp, chosen, crossover, options)
-    answer = Answer(
-        _STATUS[run.status],
-        name,
-        iterations=run.iterations,
-        solve_time=run.solve_time,
-        build_time=build,
-        details=_details(lp, run, chosen, reduced=False),
-        warm=run.basis,
-    )
-    if run.x is None or run.status != "optimal":
-        answer.status = Status.FAILED if run.status == "optimal" else answer.status
-        answer.message = f"HiGHS: {run.highs_status}"
+    run, answer = _solve_lp(task, lp, chosen, crossover, options, start, reduced=False)
+    if answer.status != Status.OPTIMAL:
         return answer
     vertex = chosen == "simplex" or run.crossover
     floor = 1e-10 if vertex else max(1e-10, 100 * task.tol)
@@ -252,7 +255,6 @@ def solve_point(
 
 def _solve_reduced(task, enc, relation, group, eps, method, options, start) -> Answer:
     request = task.request
-    name = options["name"]
     N = group.size
     d0 = first_row(request.distortion, group)
     complete = relation is not None and relation.kind == "all"
@@ -267,21 +269,9 @@ def _solve_reduced(task, enc, relation, group, eps, method, options, start) -> A
         np.concatenate([reduced.col_lo, np.zeros(n_aux)]),
         np.concatenate([reduced.col_hi, np.full(n_aux, np.inf)]),
     )
-    build = time.perf_counter() - start
     chosen = "simplex" if method == "auto" else method
-    run = _run(task, lp, chosen, False, options)
-    answer = Answer(
-        _STATUS[run.status],
-        name,
-        iterations=run.iterations,
-        solve_time=run.solve_time,
-        build_time=build,
-        details=_details(lp, run, chosen, reduced=True),
-        warm=run.basis,
-    )
-    if run.x is None or run.status != "optimal":
-        answer.status = Status.FAILED if run.status == "optimal" else answer.status
-        answer.message = f"HiGHS: {run.highs_status}"
+    run, answer = _solve_lp(task, lp, chosen, False, options, start, reduced=True)
+    if answer.status != Status.OPTIMAL:
         return answer
     f = _clean(run.x[:N][None, :])[0]
     mech = TranslationInvariantMechanism(f, group)

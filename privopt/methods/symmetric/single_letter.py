@@ -12,6 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq, linprog
 
+from privopt.measures import least_identifiability_level
+
 __all__ = [
     "single_row_lp",
     "rate_distortion_hamming",
@@ -66,8 +68,10 @@ def single_row_lp(
     if k <= 1:
         return "optimal", kernel, 0.0, {"dual_value": 0.0, "duality_gap": 0.0}
     ps = pi[sup]
-    if notion == "identifiability" and epsilon < np.log(ps.max() / ps.min()) - 1e-13:
-        # [004] Lemma 3: summing π_a B[a,b] ≤ e^ε π_a' B[a',b] over b gives π_a ≤ e^ε π_a'
+    least = least_identifiability_level(pi, "all")
+    if notion == "identifiability" and epsilon < least - 1e-13:
+        # Wang, Ying & Zhang, Lemma 3: summing π_a B[a,b] ≤ e^ε π_a' B[a',b] over b gives
+        # π_a ≤ e^ε π_a'
         return "infeasible", None, float("nan"), {}
     if k > MAX_RAY_SUPPORT:
         return _single_row_lp_direct(pi, notion, epsilon, tol)
