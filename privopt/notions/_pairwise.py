@@ -88,3 +88,54 @@ def pairwise_repair_weight(
             ),
         )
     return theta
+
+
+def ratio_lagrangian(
+    duals: list,
+    shape: tuple[int, int],
+    ratio: float,
+    neighbors: NeighborRelation,
+    scale: np.ndarray | None = None,
+) -> np.ndarray:
+    """The channel coefficients of the Lagrangian of :func:`ratio_constraints` on
+    ``M = s ∘ channel`` (``s = 1`` for dp / ldp, ``s = p`` for identifiability).
+
+    Pairs: ``Σ λ (M[a] − r M[b])``. All pairs, with the auxiliary column minimum ``v ≥ 0``:
+    ``Σ α (v − M) + Σ β (M − r v)``; its coefficient on ``v``, ``Σ_x α − r Σ_x β``, must be
+    ``≥ 0`` for the minimum over ``v ≥ 0`` to be finite, so ``β`` is scaled down in the
+    columns where it is not (any non-negative multipliers give a valid bound).
+
+    Parameters
+    ----------
+    duals : list
+        The dual values of the constraints, in the order of :func:`ratio_constraints`.
+    shape : tuple
+        ``(|supp S|, |U|)``.
+    ratio : float
+        ``e^ε`` (the value of the level parameter).
+    neighbors : NeighborRelation
+        On the support rows.
+    scale : numpy.ndarray, optional
+        ``s`` on the support rows.
+
+    Returns
+    -------
+    numpy.ndarray
+        The coefficient of ``p(u|s)``.
+    """
+    from privopt.notions.base import dual_array
+
+    s = np.ones(shape[0]) if scale is None else np.asarray(scale, dtype=float)
+    if neighbors.n_pairs == 0:
+        return np.zeros(shape)
+    if neighbors.kind == "all":
+        alpha, beta = dual_array(duals[0], shape), dual_array(duals[1], shape)
+        a_sum, b_sum = alpha.sum(axis=0), ratio * beta.sum(axis=0)
+        shrink = np.where(b_sum > a_sum, a_sum / np.where(b_sum > 0, b_sum, 1.0), 1.0)
+        beta = beta * shrink[None, :]
+        return s[:, None] * (beta - alpha)
+    lam = dual_array(duals[0], (neighbors.n_pairs, shape[1]))
+    coef = np.zeros(shape)
+    np.add.at(coef, neighbors.left, lam)
+    np.add.at(coef, neighbors.right, -ratio * lam)
+    return s[:, None] * coef

@@ -27,6 +27,8 @@ __all__ = [
     "Notion",
     "NotionOption",
     "DesignContext",
+    "LagrangeContext",
+    "LagrangeTerms",
     "NOTIONS",
     "register",
     "get_notion",
@@ -63,6 +65,120 @@ class NotionOption:
     validate: Callable[[Any, Any, str], Any]
     required: bool = False
     example: str = ""
+
+
+@dataclass
+class LagrangeContext:
+    """What a notion needs to turn a solver's dual values into a lower bound (numpy only).
+
+    Attributes
+    ----------
+    prior : Prior | JointPrior | DatabasePrior
+    channel : numpy.ndarray
+        ``p(u|s)`` of the solver's answer on the secret support (used only where the bound
+        needs a point to linearise at: the posterior of the exponential-cone notions).
+    p_secret : numpy.ndarray
+        ``p(s)`` on the secret support.
+    level : float
+        ε (nats).
+    level_value : float
+        The value of the level parameter in the program (``e^ε`` or ε).
+    neighbors : NeighborRelation or None
+        Re-indexed to the support rows, as in :class:`DesignContext`.
+    options : dict
+        The notion's options.
+    weights : numpy.ndarray or None
+        ``p(y) d(y, u)``, the distortion's coefficients in ``E[d]`` (lets a notion refine
+        the point it linearises at, e.g. by a Blahut–Arimoto step).
+    multiplier : float or None
+        The multiplier of the distortion constraint at a budget point (``None`` at an ε
+        point, where the objective's own weight is 1).
+    distortion : numpy.ndarray or None
+        ``d(y, u)`` on every input.
+    row_duals : numpy.ndarray or None
+        The solver's multipliers of the row sums ``Σ_u W[y, u] = 1``.
+    multipliers : list or None
+        The solver's dual values of the notion's constraints (as given to
+        :meth:`Notion.lagrangian`).
+    """
+
+    prior: Any
+    channel: np.ndarray
+    p_secret: np.ndarray
+    level: float
+    level_value: float
+    neighbors: NeighborRelation | None = None
+    options: dict = field(default_factory=dict)
+    weights: np.ndarray | None = None
+    multiplier: float | None = None
+    distortion: np.ndarray | None = None
+    row_duals: np.ndarray | None = None
+    multipliers: list | None = None
+
+    @property
+    def prior_joint(self) -> np.ndarray:
+        """``p(s, y)`` on the secret support (rows) and every input (columns)."""
+        observation = self.prior.observation
+        if observation is None:
+            joint = np.zeros((self.p_secret.size, self.prior.n_inputs))
+            joint[np.arange(self.p_secret.size), self.prior.secret_support] = self.p_secret
+            return joint
+        return self.p_secret[:, None] * observation[self.prior.secret_support]
+
+    def output_costs(self, shift: np.ndarray) -> np.ndarray:
+        """``a_u(s) = min_{y: p(s,y) > 0} d(y, u) − shift(y)`` (secrets × outputs): the least
+        cost of releasing ``u`` when the secret is ``s``, with the row multipliers ``shift``."""
+        joint = self.prior_joint
+        cost = self.distortion - shift[:, None]  # y × u
+        masked = np.where(joint[:, :, None] > 0, cost[None, :, :], np.inf)  # s × y × u
+        return masked.min(axis=1)
+
+    @property
+    def joint(self) -> np.ndarray:
+        """``p(s, u)`` of the answer on the secret support."""
+        return self.p_secret[:, None] * self.channel
+
+    def posterior(self, floor: float = 1e-12) -> np.ndarray:
+        """``r_u(s)``: the answer's posterior ``p(s|u)`` mixed with weight ``floor`` of the
+        prior (positive everywhere, and ``p(s)`` on outputs of zero probability)."""
+        joint = self.joint
+        p_u = joint.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            post = np.where(p_u > 0, joint / p_u, self.p_secret[:, None])
+        return (1 - floor) * post + floor * self.p_secret[:, None]
+
+
+@dataclass
+class LagrangeTerms:
+    """Linear pieces of a Lagrangian lower bound: for every mechanism ``W``,
+    ``Σ_j μ_j g_j(W) ≥ ⟨channel, p(u|s)⟩ + ⟨output, p(u)⟩ + constant`` where ``g_j ≤ 0`` are
+    the notion's constraints (or, for a budget point, the level objective plus its
+    constraints), ``μ`` the multipliers, ``p(u|s)`` the induced channel on the secret support
+    (``channel_all``: on every secret) and ``p(u)`` the output law.
+
+    Attributes
+    ----------
+    channel : numpy.ndarray
+        ``|supp S| × |U|`` coefficients.
+    output : numpy.ndarray
+        ``|U|`` coefficients.
+    constant : float
+    channel_all : numpy.ndarray or None
+        ``|S| × |U|`` coefficients on the channel of every secret (robust PML).
+    """
+
+    channel: np.ndarray
+    output: np.ndarray
+    constant: float = 0.0
+    channel_all: np.ndarray | None = None
+
+
+def dual_array(value, shape) -> np.ndarray:
+    """A solver's dual value as a non-negative array of ``shape`` (``None`` → zeros; small
+    negative values from solver noise are clipped: any non-negative multiplier is valid)."""
+    if value is None:
+        return np.zeros(shape)
+    return np.clip(np.broadcast_to(np.asarray(value, dtype=float), shape), 0.0, None)
 
 
 @dataclass
@@ -226,6 +342,35 @@ class Notion:
                     f"{prefix}.{option.name}",
                 )
         return out
+
+    # --- certificates -----------------------------------------------------------------------
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:
+        """The Lagrangian terms of :meth:`constraints` for the dual values ``duals`` (one per
+        constraint, in order), or ``None`` when the notion has no bound to offer."""
+        return None
+
+    def level_program(self, ctx: DesignContext) -> tuple[cp.Expression, list[cp.Constraint]]:
+        """The convex program of the least level (``direct_level`` notions): an objective
+        and the constraints on its auxiliary variables. Default: :meth:`level_objective`."""
+        return self.level_objective(ctx), []
+
+    def level_lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:
+        """A lower bound on the :meth:`level_program` objective, linear in the channel, for
+        the dual values of its constraints (``direct_level`` notions)."""
+        return None
+
+    def decomposition_bound(self, lctx: LagrangeContext, scale: float = 1.0) -> float | None:
+        """A lower bound on ``D*(ε)`` from the decomposition of the prior into posteriors
+        (for notions that constrain each output's posterior; ``None`` by default).
+
+        A mechanism splits the joint law of the secret and the input into the posteriors of
+        its outputs, weighted by ``p(u)``; for any row multipliers ``λ(y)``,
+        ``E d = Σ_y p(y) λ(y) + Σ_u p(u) E[d(Y,u) − λ(Y) | U = u]`` and the last expectation
+        is at least ``a_u · r_u`` with ``r_u`` the output's posterior of the secret
+        (:meth:`LagrangeContext.output_costs`). Notions whose constraint is a condition on
+        ``r_u`` bound the rest per output. ``scale`` multiplies the notion's own multipliers.
+        """
+        return None
 
     # --- repair -----------------------------------------------------------------------------
     def repair_weight(

@@ -10,8 +10,12 @@ import cvxpy as cp
 import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import pairwise_repair_weight, ratio_constraints
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions._pairwise import (
+    pairwise_repair_weight,
+    ratio_constraints,
+    ratio_lagrangian,
+)
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 
 
 @register
@@ -35,3 +39,8 @@ class DifferentialPrivacy(Notion):
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
         support = np.flatnonzero(prior.secret_probs > 0)
         return pairwise_repair_weight(channel, anchor, level, neighbors, support)
+
+    def lagrangian(self, lctx, duals):
+        shape = lctx.channel.shape
+        coef = ratio_lagrangian(duals, shape, lctx.level_value, lctx.neighbors)
+        return LagrangeTerms(coef, np.zeros(shape[1]))

@@ -11,8 +11,12 @@ import cvxpy as cp
 import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import pairwise_repair_weight, ratio_constraints
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions._pairwise import (
+    pairwise_repair_weight,
+    ratio_constraints,
+    ratio_lagrangian,
+)
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 
 
 @register
@@ -38,3 +42,8 @@ class Identifiability(Notion):
         p = prior.secret_probs
         support = np.flatnonzero(p > 0)
         return pairwise_repair_weight(channel, anchor, level, neighbors, support, scale=p)
+
+    def lagrangian(self, lctx, duals):
+        shape = lctx.channel.shape
+        coef = ratio_lagrangian(duals, shape, lctx.level_value, lctx.neighbors, lctx.p_secret)
+        return LagrangeTerms(coef, np.zeros(shape[1]))

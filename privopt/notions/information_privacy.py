@@ -12,7 +12,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
 @register
@@ -42,3 +42,10 @@ class InformationPrivacy(Notion):
         upper = mixing_weight(ch, q, c, c, ratio, slack)  # p(u|s) ≤ e^ε p(u)
         lower = mixing_weight(q, ch, c, c, ratio, slack)  # p(u) ≤ e^ε p(u|s)
         return max(upper, lower)
+
+    def lagrangian(self, lctx, duals):
+        # Σ λ₁ (p(u|s) − c p(u)) + Σ λ₂ (p(u) − c p(u|s))
+        c = lctx.level_value
+        upper = dual_array(duals[0], lctx.channel.shape)
+        lower = dual_array(duals[1], lctx.channel.shape)
+        return LagrangeTerms(upper - c * lower, lower.sum(axis=0) - c * upper.sum(axis=0))

@@ -10,8 +10,12 @@ import numpy as np
 
 from privopt import measures
 from privopt.model import all_pairs
-from privopt.notions._pairwise import pairwise_repair_weight, ratio_constraints
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions._pairwise import (
+    pairwise_repair_weight,
+    ratio_constraints,
+    ratio_lagrangian,
+)
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 
 
 @register
@@ -34,3 +38,8 @@ class LocalDifferentialPrivacy(Notion):
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
         support = np.flatnonzero(prior.secret_probs > 0)
         return pairwise_repair_weight(channel, anchor, level, all_pairs(channel.shape[0]), support)
+
+    def lagrangian(self, lctx, duals):
+        shape = lctx.channel.shape
+        coef = ratio_lagrangian(duals, shape, lctx.level_value, all_pairs(shape[0]))
+        return LagrangeTerms(coef, np.zeros(shape[1]))

@@ -9,11 +9,12 @@ distortion budget is found by the line search over ε ([002] Thm 2's procedure).
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 from scipy import stats
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
 @register
@@ -40,3 +41,56 @@ class MaxInformationLeakage(Notion):
     def max_level(self, prior) -> float:
         p = as_prior(prior).secret_probs
         return float(stats.entropy(p[p > 0]))  # H(S) − H(S|U=u) ≤ H(S)
+
+    def lagrangian(self, lctx, duals):
+        # g_u = (H(S) − ε) p(u) + Σ_s p(s,u) ln p(s|u) ≥ (H(S) − ε) p(u) + Σ_s p(s,u) ln r_u(s)
+        # for any posterior r (Gibbs' inequality), linear in the channel
+        p = lctx.p_secret
+        h_s = float(-(p * np.log(p)).sum())
+        mu = dual_array(duals[0], (lctx.channel.shape[1],))
+        channel = p[:, None] * np.log(lctx.posterior()) * mu[None, :]
+        return LagrangeTerms(channel, mu * (h_s - lctx.level_value))
+
+    def decomposition_bound(self, lctx, scale: float = 1.0):
+        # each used output's posterior r_u has H(r_u) ≥ H(S) − ε; for any τ > 0,
+        # min {a·r : H(r) ≥ h} ≥ τh − τ ln Σ_s e^{−a(s)/τ} (Lagrangian dual of the inner
+        # problem, Gibbs), maximised over τ per output
+        if lctx.row_duals is None:
+            return None
+        from privopt.notions.mutual_information import _best_over_signs
+
+        p = lctx.p_secret
+        h = float(-(p * np.log(p)).sum()) - lctx.level_value
+        return _best_over_signs(lctx, lambda a: _least_cost_at_entropy(a, h), 0.0)
+
+
+def _least_cost_at_entropy(a: np.ndarray, h: float, steps: int = 80) -> np.ndarray:
+    """A lower bound on ``min {a_u · r : r a pmf, H(r) ≥ h}`` for every column ``a_u``.
+
+    Each ``τ > 0`` gives the valid bound ``τh − τ ln Σ_s e^{−a(s)/τ}`` (concave in ``τ``);
+    ``ln τ`` is searched by golden section, for all columns at once, and the result is
+    never below ``min_s a(s)`` (the bound without the entropy condition).
+    """
+    from scipy.special import logsumexp
+
+    floor = a.min(axis=0)
+    if h <= 0:
+        return floor
+
+    def value(log_tau: np.ndarray) -> np.ndarray:
+        tau = np.exp(log_tau)
+        return tau * h - tau * logsumexp(-a / tau[None, :], axis=0)
+
+    golden = (np.sqrt(5.0) - 1.0) / 2.0
+    lo, hi = np.full(a.shape[1], -30.0), np.full(a.shape[1], 10.0)
+    x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
+    f1, f2 = value(x1), value(x2)
+    best = np.maximum(f1, f2)
+    for _ in range(steps):
+        left = f1 >= f2  # the maximum lies in [lo, x2]
+        hi = np.where(left, x2, hi)
+        lo = np.where(left, lo, x1)
+        x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        f1, f2 = value(x1), value(x2)
+        best = np.maximum(best, np.maximum(f1, f2))
+    return np.maximum(floor, best)

@@ -14,7 +14,7 @@ import numpy as np
 from privopt import measures
 from privopt.model import as_prior
 from privopt.notions._pairwise import REPAIR_SLACK
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
 @register
@@ -34,11 +34,32 @@ class MaximalLeakage(Notion):
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
         return cp.sum(cp.max(ctx.channel, axis=0))
 
+    def level_program(self, ctx: DesignContext):
+        # Σ_u t_u with t_u ≥ p(u|x): the auxiliary t keeps every constraint affine, so the
+        # solver's dual values give a Lagrangian bound (level_lagrangian)
+        t = cp.Variable(ctx.n_outputs, nonneg=True, name="column_max")
+        return cp.sum(t), [ctx.channel <= ctx.broadcast_rows(t)]
+
     def level_from_objective(self, value: float) -> float:
         return math.log(max(value, 1.0))  # Σ_u max_x p(u|x) ≥ 1, so L ≥ 0
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
-        return [self.level_objective(ctx) <= level]
+        objective, columns = self.level_program(ctx)
+        return [*columns, objective <= level]
+
+    def lagrangian(self, lctx, duals):
+        # Σ λ (p(u|x) − t_u) + μ (Σ_u t_u − e^ε): the coefficient μ − Σ_x λ of t ≥ 0 must be
+        # non-negative, so μ is raised where it is not
+        lam = dual_array(duals[0], lctx.channel.shape)
+        mu = max(float(dual_array(duals[1], ())), float(lam.sum(axis=0).max(initial=0.0)))
+        return LagrangeTerms(lam, np.zeros(lam.shape[1]), -mu * lctx.level_value)
+
+    def level_lagrangian(self, lctx, duals):
+        # Σ_u t_u + Σ λ (p(u|x) − t_u): the coefficient 1 − Σ_x λ of t must be ≥ 0
+        lam = dual_array(duals[0], lctx.channel.shape)
+        total = lam.sum(axis=0)
+        lam = lam / np.maximum(total, 1.0)[None, :]
+        return LagrangeTerms(lam, np.zeros(lam.shape[1]))
 
     def max_level(self, prior) -> float:
         return math.log(len(as_prior(prior).secret_support))  # L ≤ ln |supp X|

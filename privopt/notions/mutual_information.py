@@ -8,11 +8,12 @@ difference of entropies (spec §7.4).
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 from scipy import stats
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
 @register
@@ -44,3 +45,82 @@ class MutualInformation(Notion):
 
     def min_level(self, prior, neighbors=None) -> float:
         return 0.0
+
+    @staticmethod
+    def _minorant(lctx, slope: float | None = None) -> LagrangeTerms:
+        """``I(S;U) ≥ H(S) + Σ_{s,u} p(s,u) ln r_u(s)`` for any posterior ``r`` (Gibbs'
+        inequality: the cross-entropy bounds ``H(S|U)``; the Barber–Agakov bound), linear in
+        the channel.
+
+        For a single secret and a slope ``s`` (the multiplier ratio), ``r`` is the posterior
+        of one Blahut–Arimoto step from the answer's output law ``q``:
+        ``r_u(y) ∝ p(y) q(u) e^{−s d(y,u)}``. The bound is then Csiszár's bound of the
+        rate–distortion function (Blahut 1972, Thm 8), whose error is second order in the
+        error of ``q``; otherwise ``r`` is the answer's own posterior."""
+        p = lctx.p_secret
+        h_s = float(-(p * np.log(p)).sum())
+        posterior = lctx.posterior()
+        single = lctx.prior.observation is None and p.size == lctx.prior.n_inputs
+        if single and lctx.weights is not None and slope is not None and 0 < slope < np.inf:
+            q = lctx.joint.sum(axis=0)
+            with np.errstate(divide="ignore"):
+                logits = np.log(q)[None, :] - slope * lctx.weights / p[:, None] + np.log(p)[:, None]
+            logits = logits - logits.max(axis=1, keepdims=True)  # per row y (overflow guard)
+            joint = np.exp(logits) * np.exp(
+                np.log(p)[:, None] - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+            )
+            col = joint.sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                refined = np.where(col > 0, joint / col, p[:, None])
+            posterior = (1 - 1e-12) * refined + 1e-12 * p[:, None]
+        coef = p[:, None] * np.log(posterior)
+        return LagrangeTerms(coef, np.zeros(lctx.channel.shape[1]), h_s)
+
+    def lagrangian(self, lctx, duals):
+        mu = float(dual_array(duals[0], ()))
+        bound = self._minorant(lctx, 1.0 / mu if mu > 0 else None)
+        return LagrangeTerms(
+            mu * bound.channel, bound.output, mu * (bound.constant - lctx.level_value)
+        )
+
+    def decomposition_bound(self, lctx, scale: float = 1.0):
+        # E d + μ (I − ε) ≥ Σ_y p(y)λ(y) − με + Σ_u p(u) min_r [a_u·r + μ D(r‖p_S)], and the
+        # inner minimum is −μ ln Σ_s p(s) e^{−a_u(s)/μ} (Gibbs' variational principle)
+        if lctx.row_duals is None or not lctx.multipliers or lctx.multiplier is not None:
+            return None
+        mu = scale * float(dual_array(lctx.multipliers[0], ()))
+        if not mu > 0:
+            return None
+        return _best_over_signs(
+            lctx, lambda a: -mu * _log_mean_exp(lctx.p_secret, -a / mu), -mu * lctx.level_value
+        )
+
+    def level_lagrangian(self, lctx, duals):
+        mu = lctx.multiplier
+        return self._minorant(lctx, mu if mu is not None and mu > 0 else None)
+
+
+def _log_mean_exp(p: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``ln Σ_s p(s) e^{values[s, u]}`` per column ``u`` (stable)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        top = values.max(axis=0)
+        top = np.where(np.isfinite(top), top, 0.0)
+        return top + np.log(np.sum(p[:, None] * np.exp(values - top[None, :]), axis=0))
+
+
+def _best_over_signs(lctx, per_output, constant: float) -> float | None:
+    """``Σ_y p(y) λ(y) + constant + min_u per_output(a_u)`` with ``λ = ±ν/p`` (the row duals'
+    sign convention differs between solvers; every ``λ`` gives a valid bound)."""
+    p_y = lctx.prior.input_probs
+    pos = p_y > 0
+    best = None
+    for sign in (-1.0, 1.0):
+        shift = np.zeros_like(p_y)
+        shift[pos] = sign * np.asarray(lctx.row_duals, dtype=float)[pos] / p_y[pos]
+        a = lctx.output_costs(shift)
+        if not np.isfinite(a).all():
+            continue
+        value = float(p_y @ shift) + constant + float(np.min(per_output(a)))
+        if np.isfinite(value):
+            best = value if best is None else max(best, value)
+    return best

@@ -11,7 +11,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
-from privopt.notions.base import DesignContext, Notion, register
+from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
 @register
@@ -39,3 +39,8 @@ class PointwiseMaximalLeakage(Notion):
         q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
         c = np.broadcast_to(anchor, ch.shape)
         return mixing_weight(ch, q, c, c, float(np.exp(level)), REPAIR_SLACK * (1 + level))
+
+    def lagrangian(self, lctx, duals):
+        # Σ λ (p(u|s) − c p(u))
+        lam = dual_array(duals[0], lctx.channel.shape)
+        return LagrangeTerms(lam, -lctx.level_value * lam.sum(axis=0))

@@ -16,7 +16,14 @@ from privopt import measures
 from privopt.errors import InputError
 from privopt.model._validate import as_pmf
 from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
-from privopt.notions.base import DesignContext, Notion, NotionOption, register
+from privopt.notions.base import (
+    DesignContext,
+    LagrangeTerms,
+    Notion,
+    NotionOption,
+    dual_array,
+    register,
+)
 
 
 def validate_priors(value, prior, field: str) -> list[np.ndarray]:
@@ -84,6 +91,18 @@ class RobustPML(Notion):
             q_u = np.broadcast_to(q[q > 0] @ ch, ch.shape)
             theta = max(theta, mixing_weight(ch, q_u, c, c, ratio, slack))
         return theta
+
+    def lagrangian(self, lctx, duals):
+        # Σ_q Σ λ_q (p(u|x) − c Σ_x' q(x') p(u|x')) over the rows of supp q, on every secret
+        c = lctx.level_value
+        n_out = lctx.channel.shape[1]
+        coef = np.zeros((lctx.prior.n_secrets, n_out))
+        for q, dual in zip(lctx.options["priors"], duals, strict=True):
+            rows = np.flatnonzero(q > 0)
+            lam = dual_array(dual, (rows.size, n_out))
+            coef[rows] += lam
+            coef -= c * np.outer(q, lam.sum(axis=0))
+        return LagrangeTerms(np.zeros(lctx.channel.shape), np.zeros(n_out), 0.0, coef)
 
     def max_level(self, prior) -> float:
         return float("inf")

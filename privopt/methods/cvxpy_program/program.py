@@ -117,20 +117,27 @@ class PrivacyProblem:
         )
         weights = prior.input_probs[:, None] * request.distortion.matrix
         self.expected_distortion = cp.sum(cp.multiply(weights, self.W))
-        self._rows = [cp.sum(self.W, axis=1) == 1]
-        for extra, budget in request.extra_distortions:
-            extra_w = prior.input_probs[:, None] * extra.matrix
-            self._rows.append(cp.sum(cp.multiply(extra_w, self.W)) <= budget)
+        #: the constraints whose dual values the certificate reads, by role
+        self.extra_constraints = [
+            cp.sum(cp.multiply(prior.input_probs[:, None] * extra.matrix, self.W)) <= budget
+            for extra, budget in request.extra_distortions
+        ]
+        self.row_constraint = cp.sum(self.W, axis=1) == 1
+        self._rows = [self.row_constraint, *self.extra_constraints]
         self.level_parameter = None
         self.budget_parameter = None
+        self.notion_constraints: list[cp.Constraint] = []
+        self.budget_constraint: cp.Constraint | None = None
         self.epsilon = request.epsilon
         self.max_distortion = request.max_distortion
         if request.mode == "max_distortion" and notion.direct_level:
             self.form = "budget"
             self.budget_parameter = cp.Parameter(nonneg=True, name="max_distortion")
             self.budget_parameter.value = float(request.max_distortion)
-            objective = cp.Minimize(notion.level_objective(self.context))
-            constraints = [*self._rows, self.expected_distortion <= self.budget_parameter]
+            level, self.notion_constraints = notion.level_program(self.context)
+            objective = cp.Minimize(level)
+            self.budget_constraint = self.expected_distortion <= self.budget_parameter
+            constraints = [*self._rows, *self.notion_constraints, self.budget_constraint]
         else:
             self.form = "epsilon"
             self.level_parameter = cp.Parameter(nonneg=True, name="level")
@@ -138,7 +145,8 @@ class PrivacyProblem:
             usable = eps is not None and math.isfinite(eps) and eps <= LARGE_EPSILON
             self.level_parameter.value = notion.parameter_value(eps if usable else 0.0)
             objective = cp.Minimize(self.expected_distortion)
-            constraints = [*self._rows, *notion.constraints(self.context, self.level_parameter)]
+            self.notion_constraints = notion.constraints(self.context, self.level_parameter)
+            constraints = [*self._rows, *self.notion_constraints]
         self._base_constraints = constraints
         self._user_constraints: list[cp.Constraint] = []
         self.problem = cp.Problem(objective, constraints)

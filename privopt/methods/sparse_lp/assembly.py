@@ -40,19 +40,36 @@ class LinearProgram:
         ]
         return float(max(viol))
 
-    def dual_objective(self, row_dual: np.ndarray, col_dual: np.ndarray) -> float:
-        """``Σ_rows y·(bound hit) + Σ_cols r·(bound hit)`` with HiGHS's sign conventions."""
-        val = 0.0
-        for dual, lo, hi in (
-            (row_dual, self.row_lo, self.row_hi),
-            (col_dual, self.col_lo, self.col_hi),
-        ):
-            pos = dual > 0
-            neg = dual < 0
-            lo_f = np.where(np.isfinite(lo), lo, 0.0)
-            hi_f = np.where(np.isfinite(hi), hi, 0.0)
-            val += float(np.dot(dual[pos], lo_f[pos]) + np.dot(dual[neg], hi_f[neg]))
-        return val
+    def lower_bound(self, row_dual: np.ndarray) -> float:
+        """A rigorous lower bound on the LP's optimum from any row multipliers ``y``.
+
+        Weak duality with the column bounds kept: a multiplier may only be positive on a row
+        with a finite lower bound and negative on one with a finite upper bound (others are
+        set to 0), and then for every feasible ``x``
+        ``cᵀx ≥ Σ_i y_i b_i + min_{lo ≤ x ≤ hi} (c − Aᵀy)ᵀx``. Every column is boxed (the
+        mechanism's entries and the auxiliary variables all lie in ``[0, 1]``), so the bound
+        is finite for any ``y``, however inexact the solver's duals: their error weakens the
+        bound, it never makes it wrong.
+
+        Parameters
+        ----------
+        row_dual : numpy.ndarray
+            The solver's row duals (HiGHS's convention: ``c − Aᵀy`` are the reduced costs).
+
+        Returns
+        -------
+        float
+        """
+        y = np.asarray(row_dual, dtype=float).copy()
+        y[(y > 0) & ~np.isfinite(self.row_lo)] = 0.0
+        y[(y < 0) & ~np.isfinite(self.row_hi)] = 0.0
+        side = np.where(y > 0, self.row_lo, self.row_hi)
+        rows = float(np.dot(y[y != 0], side[y != 0]))
+        reduced = self.cost - self.A.T @ y
+        if not (np.isfinite(self.col_lo).all() and np.isfinite(self.col_hi).all()):
+            raise ValueError("the lower bound needs every column boxed")
+        cols = np.minimum(reduced * self.col_lo, reduced * self.col_hi).sum()
+        return rows + float(cols)
 
 
 class RowBuilder:

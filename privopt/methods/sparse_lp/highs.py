@@ -39,8 +39,8 @@ class HighsRun:
     x : numpy.ndarray or None
         The primal point.
     objective, dual_objective : float
-        HiGHS's primal objective and the dual bound computed from its duals (``nan``
-        without duals).
+        HiGHS's primal objective, and the rigorous lower bound privopt computes from its row
+        duals (:meth:`LinearProgram.lower_bound`; ``nan`` without duals).
     iterations : int
     solve_time : float
     max_primal_infeasibility : float
@@ -206,9 +206,7 @@ def run_highs(
         crossover=method == "ipm" and crossover,
     )
     if solution.dual_valid:
-        run.dual_objective = lp.dual_objective(
-            np.asarray(solution.row_dual, dtype=float), np.asarray(solution.col_dual, dtype=float)
-        )
+        run.dual_objective = lp.lower_bound(np.asarray(solution.row_dual, dtype=float))
     if info.basis_validity == highspy.kBasisValidityValid:
         run.basis = h.getBasis()
         # polish only a vertex with residuals above round-off (measured: 1e-16–2e-14 on

@@ -230,7 +230,9 @@ def solve_point(
     if not relaxed:
         enc.full(rows, full)
     cost = np.concatenate([(p_s[:, None] * d_s).ravel(), np.zeros(n_aux)])
-    lp = rows.program(cost, np.zeros(S * U + n_aux), np.full(S * U + n_aux, np.inf))
+    # every variable lies in [0, 1] (rows sum to 1; the auxiliaries are column maxima, minima
+    # or output probabilities): the box makes the dual bound rigorous (LinearProgram.lower_bound)
+    lp = rows.program(cost, np.zeros(S * U + n_aux), np.ones(S * U + n_aux))
     chosen = _choose(lp, False) if method == "auto" else method
     run, answer = _solve_lp(task, lp, chosen, crossover, options, start, reduced=False)
     if answer.status != Status.OPTIMAL:
@@ -246,7 +248,8 @@ def solve_point(
     if math.isfinite(run.dual_objective):
         answer.certificate = Certificate(
             run.dual_objective,
-            "HiGHS dual objective" + (" (LP without the privacy rows)" if relaxed else ""),
+            "Lagrangian bound from HiGHS's row duals"
+            + (" (LP without the privacy rows)" if relaxed else ""),
         )
     if relaxed:
         answer.details["relaxed"] = f"ε > {LARGE_EPSILON:g}: solved without the privacy rows"
@@ -267,7 +270,7 @@ def _solve_reduced(task, enc, relation, group, eps, method, options, start) -> A
     lp = rows.program(
         np.concatenate([d0, np.zeros(n_aux)]),
         np.concatenate([reduced.col_lo, np.zeros(n_aux)]),
-        np.concatenate([reduced.col_hi, np.full(n_aux, np.inf)]),
+        np.concatenate([np.minimum(reduced.col_hi, 1.0), np.ones(n_aux)]),
     )
     chosen = "simplex" if method == "auto" else method
     run, answer = _solve_lp(task, lp, chosen, False, options, start, reduced=True)
@@ -297,7 +300,9 @@ def _solve_reduced(task, enc, relation, group, eps, method, options, start) -> A
     if N <= MAX_DENSE:
         answer.matrix = mech.to_dense(MAX_DENSE)
     if math.isfinite(run.dual_objective):
-        answer.certificate = Certificate(run.dual_objective, "HiGHS dual objective (reduced LP)")
+        answer.certificate = Certificate(
+            run.dual_objective, "Lagrangian bound from HiGHS's row duals (reduced LP)"
+        )
     return answer
 
 
