@@ -7,7 +7,7 @@ equation. Databases are ``Dⁿ`` with ``|D| = m`` in lexicographic order.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 from privopt.errors import InfeasibleError, InputError
 from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
@@ -36,6 +36,13 @@ __all__ = [
     "maximal_leakage_bound",
     "rate_distortion_hamming_uniform",
     "dp_mutual_information_lower_bound",
+    "shannon_lower_bound",
+    "shannon_lower_bound_inverse",
+    "krr_distortion",
+    "pml_uniform_hamming_distortion",
+    "pml_uniform_hamming_level",
+    "maximal_leakage_hamming_distortion",
+    "maximal_leakage_hamming_level",
 ]
 
 
@@ -328,3 +335,229 @@ def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
     ``U = Y + Lap(1/ε)`` and ``Y`` uniform on ``{0, k, …, n}``. Returned in **bits**."""
     alpha = 1 - np.exp(-k * eps / 2)
     return float(alpha * np.log2(1 + n / k) - 1)
+
+
+def _entropy_nats(probs) -> float:
+    q = np.asarray(probs, dtype=float)
+    return float(stats.entropy(q[q > 0]))
+
+
+def shannon_lower_bound(entropy: float, D: float, m: int, n: int = 1) -> float:
+    """Fano's lower bound on the mutual information at Hamming distortion ``D`` on ``Dⁿ``.
+
+    ``R(D) ≥ H(X) − n h_b(D/n) − D ln(m−1)`` for ``0 ≤ D ≤ n(m−1)/m``: Fano's inequality
+    (Cover & Thomas (2006), Thm 2.10.1) bounds ``H(X_i|U_i) ≤ h_b(P_i) + P_i ln(m−1)`` row by
+    row, and the right side is concave and increasing in the row error ``P_i`` up to
+    ``(m−1)/m``. Wang, Ying & Zhang (2016), Thm 2, show that it is the exact optimum
+    (E_i attains it) for ``0 ≤ D ≤ h(ε̃_X)``; for a Bernoulli(p) source (m = 2, n = 1) that is
+    ``R(D) = h_b(p) − h_b(D)`` on ``D ≤ min(p, 1−p)`` (Cover & Thomas (2006), Thm 10.3.1).
+
+    Parameters
+    ----------
+    entropy : float
+        ``H(X)`` in nats.
+    D : float
+        Expected Hamming distortion, ``0 ≤ D ≤ n(m−1)/m``.
+    m, n : int
+        Row alphabet size and number of rows (``n = 1`` for a single alphabet of ``m`` symbols).
+
+    Returns
+    -------
+    float
+        The bound in nats (it may be negative near ``D = n(m−1)/m``).
+    """
+    m, n = _mn(m, n)
+    D = float(D)
+    if not 0.0 <= D <= n * (m - 1) / m * (1 + 1e-12):
+        raise InputError(f"the bound holds for 0 ≤ D ≤ n(m−1)/m = {n * (m - 1) / m:.12g}", "D")
+    D = min(D, n * (m - 1) / m)
+    return float(entropy - n * binary_entropy(D / n) - D * np.log(m - 1))
+
+
+def shannon_lower_bound_inverse(entropy: float, level: float, m: int, n: int = 1) -> float:
+    """The distortion at which :func:`shannon_lower_bound` equals ``level``.
+
+    The bound decreases strictly on ``[0, n(m−1)/m]`` (its slope is ``−h⁻¹(D)``, Wang, Ying &
+    Zhang (2016), proof of Thm 2), from ``H(X)`` to ``H(X) − n ln m ≤ 0``. So for
+    ``0 ≤ level ≤ H(X)`` there is exactly one root; ``level ≥ H(X)`` gives 0.
+
+    Parameters
+    ----------
+    entropy : float
+        ``H(X)`` in nats.
+    level : float
+        Mutual information in nats, ``≥ 0``.
+    m, n : int
+        Row alphabet size and number of rows.
+
+    Returns
+    -------
+    float
+        ``D`` in ``[0, n(m−1)/m]``.
+    """
+    m, n = _mn(m, n)
+    level = float(level)
+    if np.isnan(level) or level < 0:
+        raise InputError(f"must be a number ≥ 0, got {level}", "level")
+    if level >= entropy:
+        return 0.0
+    hi = n * (m - 1) / m
+    return float(
+        optimize.brentq(
+            lambda d: shannon_lower_bound(entropy, d, m, n) - level,
+            0.0,
+            hi,
+            xtol=1e-15,
+            rtol=4 * np.finfo(float).eps,
+        )
+    )
+
+
+def krr_distortion(eps: float, k: int) -> float:
+    """Least Hamming distortion of an ε-LDP mechanism on a uniform prior over ``k`` symbols.
+
+    ``D* = (k−1)/(e^ε + k − 1)``, attained only by k-ary randomised response (Kairouz, Oh &
+    Viswanath (2016); it is ``h(ε)`` of Wang, Ying & Zhang (2016), eq. (36), with ``n = 1``).
+
+    Parameters
+    ----------
+    eps : float
+        LDP level ``ε ≥ 0``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``D*`` in ``[0, (k−1)/k]``.
+    """
+    return h(_check_eps(eps), k, 1)
+
+
+def pml_uniform_hamming_distortion(eps: float, k: int) -> float:
+    """Least Hamming distortion of an ε-PML mechanism on a uniform prior over ``k`` symbols.
+
+    ``D* = max(0, 1 − e^ε/k)``. Lower bound: ε-PML means ``p(u|x) ≤ e^ε p_U(u)``
+    (Saeidian et al. (2023), Def. 4 and Thm 1), so ``P(U = X) = Σ_x p(x|x)/k ≤ e^ε Σ_x p_U(x)/k
+    = e^ε/k``. Attained by ``W = (a − b)I + bJ`` with ``a = min(1, e^ε/k)``,
+    ``b = (1 − a)/(k − 1)``, whose output is uniform.
+
+    Parameters
+    ----------
+    eps : float
+        PML level ``ε ≥ 0``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``D*`` in ``[0, (k−1)/k]``.
+    """
+    eps, k = _check_eps(eps), as_positive_int(k, "k", minimum=2)
+    return float(max(0.0, -np.expm1(eps - np.log(k))))
+
+
+def pml_uniform_hamming_level(D: float, k: int) -> float:
+    """Least ε-PML level within Hamming distortion ``D`` on a uniform prior over ``k`` symbols.
+
+    The inverse of :func:`pml_uniform_hamming_distortion`: ``ε* = ln(k(1 − D))`` for
+    ``D < (k−1)/k`` and 0 beyond.
+
+    Parameters
+    ----------
+    D : float
+        Distortion budget, ``0 ≤ D ≤ 1``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``ε*`` in ``[0, ln k]``.
+    """
+    k = as_positive_int(k, "k", minimum=2)
+    D = _check_budget(D)
+    return float(max(0.0, np.log(k) + np.log1p(-D))) if D < 1 else 0.0
+
+
+def _check_budget(D) -> float:
+    D = float(D)
+    if np.isnan(D) or D < 0:
+        raise InputError(f"must be a number ≥ 0, got {D}", "max_distortion")
+    return D
+
+
+def _sorted_pmf(probs) -> np.ndarray:
+    q = np.asarray(probs, dtype=float)
+    if q.ndim != 1 or q.size < 1 or (q < 0).any() or not np.isfinite(q).all():
+        raise InputError("must be a finite non-negative vector", "probs")
+    return np.sort(q / q.sum())[::-1]
+
+
+def _knapsack_accuracy(q_sorted: np.ndarray, t: float) -> float:
+    """``max Σ_u p(u) c_u`` over ``c ∈ [0,1]^k`` with ``Σ c_u ≤ t`` (``q`` sorted decreasing)."""
+    j = int(np.floor(t))
+    if j >= q_sorted.size:
+        return 1.0
+    return float(min(1.0, q_sorted[:j].sum() + (t - j) * q_sorted[j]))
+
+
+def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
+    """Least Hamming distortion with maximal leakage ``L ≤ ε`` (any prior, one alphabet).
+
+    Maximal leakage is ``L = ln Σ_u max_x p(u|x)`` (Issa, Wagner & Kamath (2020); Saeidian et
+    al. (2023), eq. (1)). With ``c_u = max_x p(u|x) ∈ [0, 1]``, ``P(U = X) = Σ_u p(u) p(u|u)
+    ≤ Σ_u p(u) c_u`` and ``Σ_u c_u ≤ e^ε``: a fractional knapsack, so with ``p`` sorted
+    decreasing and ``t = e^ε``, ``j = ⌊t⌋``,
+
+    ``D* = 1 − (p_(1) + … + p_(j) + (t − j) p_(j+1))``.
+
+    It is attained: keep the ``j`` likeliest symbols, keep the next one with probability
+    ``t − j`` and send every other input to the likeliest symbol. Zero-mass symbols (outside
+    the support, over which the maximum runs) never help.
+
+    Parameters
+    ----------
+    probs : array_like
+        The prior ``p``.
+    eps : float
+        Maximal-leakage level ``ε ≥ 0``.
+
+    Returns
+    -------
+    float
+        ``D*`` in ``[0, 1 − max p]``.
+    """
+    q = _sorted_pmf(probs)
+    return float(max(0.0, 1.0 - _knapsack_accuracy(q, float(np.exp(_check_eps(eps))))))
+
+
+def maximal_leakage_hamming_level(probs, D: float) -> float:
+    """Least maximal leakage within Hamming distortion ``D`` (any prior, one alphabet).
+
+    The inverse of :func:`maximal_leakage_hamming_distortion`: the least ``t = e^ε ≥ 1`` whose
+    knapsack accuracy reaches ``1 − D``; ``ε* = 0`` once ``D ≥ 1 − max p``.
+
+    Parameters
+    ----------
+    probs : array_like
+        The prior ``p``.
+    D : float
+        Distortion budget, ``D ≥ 0``.
+
+    Returns
+    -------
+    float
+        ``ε*`` in ``[0, ln |supp p|]``.
+    """
+    q = _sorted_pmf(probs)
+    target = 1.0 - _check_budget(D)
+    if target <= q[0]:
+        return 0.0
+    cum = np.cumsum(q)
+    j = int(np.searchsorted(cum, target * (1 - 1e-15), side="left"))  # first with cum ≥ target
+    j = min(j, q.size - 1)
+    before = cum[j - 1] if j > 0 else 0.0
+    t = j + (target - before) / q[j] if q[j] > 0 else float(j)
+    return float(np.log(max(t, 1.0)))
