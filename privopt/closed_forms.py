@@ -1,7 +1,7 @@
 """Closed forms from the papers, used as oracles and as mechanisms in their own right.
 
-All in nats. Spec/math.md §3 gives the statements; each function cites its paper and
-equation. Databases are ``Dⁿ`` with ``|D| = m`` in lexicographic order.
+All in nats; each function cites its paper and equation. Databases are ``Dⁿ`` with
+``|D| = m`` in lexicographic order.
 """
 
 from __future__ import annotations
@@ -51,7 +51,9 @@ def _mn(m, n) -> tuple[int, int]:
 
 
 def h(eps, m: int, n: int):
-    """``h(ε) = n / (1 + e^ε/(m−1))``, the optimal Hamming distortion ([004] eq. 36).
+    """``h(ε) = n / (1 + e^ε/(m−1))``, the optimal Hamming distortion.
+
+    Wang, Ying & Zhang (2016), eq. (36).
 
     Decreases strictly from ``h(0) = n(m−1)/m`` to 0.
     """
@@ -63,7 +65,7 @@ def h(eps, m: int, n: int):
 
 
 def h_inv(D, m: int, n: int):
-    """``h⁻¹(D) = ln(n/D − 1) + ln(m−1)`` for ``0 < D < n`` ([004] eq. 19).
+    """``h⁻¹(D) = ln(n/D − 1) + ln(m−1)`` for ``0 < D < n`` (Wang, Ying & Zhang (2016), eq. 19).
 
     ``+∞`` at ``D = 0``; values below 0 mean that ``D ≥ h(0)`` is met at ε = 0.
     """
@@ -77,16 +79,21 @@ def h_inv(D, m: int, n: int):
 
 
 def exponential_kernel(eps: float, m: int) -> np.ndarray:
-    """``A_ε = ((1−r)I + rJ)/(1+(m−1)r)``, ``r = e^{−ε}``: one row of E_d (spec §3.2)."""
+    """``A_ε = ((1−r)I + rJ)/(1+(m−1)r)``, ``r = e^{−ε}``: the one-row factor of E_d.
+
+    Wang, Ying & Zhang (2016), eq. (30).
+    """
     r = float(np.exp(-eps))
     return ((1 - r) * np.eye(m) + r * np.ones((m, m))) / (1 + (m - 1) * r)
 
 
 def exponential_mechanism(eps: float, m: int, n: int) -> Mechanism:
-    """The exponential mechanism ``E_d[x,y] = e^{−ε d_H(x,y)} / (1+(m−1)e^{−ε})ⁿ`` ([004] eq. 30).
+    """The exponential mechanism ``E_d[x,y] = e^{−ε d_H(x,y)} / (1+(m−1)e^{−ε})ⁿ``.
+
+    Wang, Ying & Zhang (2016), eq. (30).
 
     Built as the Kronecker power ``A_ε^{⊗n}``. Exactly ε-DP, with expected Hamming distortion
-    ``h(ε)`` under every prior ([004] Lemma 5).
+    ``h(ε)`` under every prior (Wang, Ying & Zhang (2016), Lemma 5).
     """
     m, n = _mn(m, n)
     _check_eps(eps)
@@ -112,7 +119,9 @@ def _database(prior) -> DatabasePrior:
 
 
 def epsilon_x(prior: DatabasePrior) -> float:
-    """``ε_X = max_{x~x'} ln p(x)/p(x')`` over Hamming neighbours ([004] eq. 18).
+    """``ε_X = max_{x~x'} ln p(x)/p(x')`` over Hamming neighbours.
+
+    Wang, Ying & Zhang (2016), eq. (18).
 
     ``+∞`` without full support. For a product prior it is ``max_i ln(max p_i / min p_i)``.
     """
@@ -130,7 +139,7 @@ def epsilon_x(prior: DatabasePrior) -> float:
 
 def _apply_inverse_kernel(tensor: np.ndarray, r: float, m: int, n: int) -> np.ndarray:
     """``(A_ε^{-1})^{⊗n}`` applied along each axis, ``A^{-1} = ((1+(m−1)r)I − rJ)/(1−r)``
-    (spec §3.3, derived)."""
+    (derived: the inverse of the one-row kernel, applied along each axis)."""
     out = tensor.reshape((m,) * n)
     for axis in range(n):
         total = out.sum(axis=axis, keepdims=True)
@@ -139,8 +148,10 @@ def _apply_inverse_kernel(tensor: np.ndarray, r: float, m: int, n: int) -> np.nd
 
 
 def identifiability_output_pmf(prior: DatabasePrior, eps: float) -> np.ndarray:
-    """``p_Y = P_ε^{-1} p_X`` ([004] eq. 29), possibly with negative entries (then E_i does not
-    exist at this ε)."""
+    """``p_Y = P_ε^{-1} p_X``, possibly with negative entries (then E_i does not exist at ε).
+
+    Wang, Ying & Zhang (2016), eq. (29).
+    """
     prior = _database(prior)
     eps = _check_eps(eps)
     if eps == 0:
@@ -149,12 +160,14 @@ def identifiability_output_pmf(prior: DatabasePrior, eps: float) -> np.ndarray:
 
 
 def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
-    """``ε̃_X``: the least ε such that ``p_X = P_ε p_Y`` has a pmf solution ``p_Y`` ([004] §3).
+    """``ε̃_X``: the least ε such that ``p_X = P_ε p_Y`` has a pmf solution ``p_Y``.
 
-    The feasible set is ``[ε̃_X, ∞)`` (spec §3.5). Product priors use the closed form
+    Wang, Ying & Zhang (2016), §3.
+
+    The feasible set is ``[ε̃_X, ∞)`` (derived: ``A_ε = A_ε' B`` with ``B`` stochastic for
+    ``ε' ≥ ε``). Product priors use the closed form
     ``max_i ln((1 − (m−1) p_{i,min}) / p_{i,min})``; other priors a bisection on the
-    Kronecker-axis inverse. ``+∞`` without full support (the paper's "always finite" needs it,
-    spec §6).
+    Kronecker-axis inverse. ``+∞`` without full support (the paper's "always finite" needs it).
     """
     prior = _database(prior)
     m, n = prior.m, prior.n
@@ -189,11 +202,12 @@ def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
 
 
 def identifiability_mechanism(prior: DatabasePrior, eps: float) -> Mechanism:
-    """The identifiability-optimal mechanism E_i of [004] eq. (29).
+    """The identifiability-optimal mechanism E_i of Wang, Ying & Zhang (2016), eq. (29).
 
     ``W[x,y] = p_Y(y) e^{−ε d(x,y)} / (p_X(x)(1+(m−1)e^{−ε})ⁿ)`` with ``p_Y = P_ε^{-1} p_X``.
     It exists iff ``ε ≥ ε̃_X``; then its identifiability level is ε and its distortion is
-    ``h(ε)`` ([004] Lemma 4), and at ``ε = h⁻¹(D)`` it is PD-MIP optimal ([004] Thm 2).
+    ``h(ε)`` (Wang, Ying & Zhang (2016), Lemma 4), and at ``ε = h⁻¹(D)`` it is PD-MIP optimal
+    (Thm 2 there).
 
     Raises
     ------
@@ -226,13 +240,14 @@ def binary_entropy(q):
 
 
 def pdmip_valid_range(prior: DatabasePrior) -> tuple[float, float]:
-    """``[0, h(ε̃_X)]``: where the PD-MIP closed form is the optimum ([004] Thm 2)."""
+    """``[0, h(ε̃_X)]``: where the PD-MIP closed form is the optimum (Wang, Ying & Zhang (2016),
+    Thm 2)."""
     prior = _database(prior)
     return 0.0, h(epsilon_tilde_x(prior), prior.m, prior.n)
 
 
 def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
-    """Least mutual information at Hamming distortion D ([004] Thm 2; spec §3.7, derived).
+    """Least mutual information at Hamming distortion D (Wang, Ying & Zhang (2016), Thm 2).
 
     ``ε*_m(D) = H(X) − n h_b(D/n) − D ln(m−1)``, the Shannon lower bound. It is the optimum for
     ``0 ≤ D ≤ h(ε̃_X)``; outside that range it is only a lower bound, and ``strict=True``
@@ -257,7 +272,7 @@ def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
 
 
 def zeta(prior: JointPrior) -> np.ndarray:
-    """``ζ(y) = e^{H(S|Y=y)} / Σ_y' e^{H(S|Y=y')}`` ([002] Corollary 2; H in nats, spec §2.7).
+    """``ζ(y) = e^{H(S|Y=y)} / Σ_y' e^{H(S|Y=y')}`` (Calmon & Fawaz (2012), Corollary 2; H in nats).
 
     Observations of zero mass get ``ζ = 0``.
     """
@@ -271,33 +286,37 @@ def zeta(prior: JointPrior) -> np.ndarray:
 
 
 def laplace_counting_pml_bound(n: int, b: float, c: float) -> float:
-    """[000] Prop. 4.6: ``sup_y ℓ(D_i→y) ≤ a − ln((1−c) + c e^a)``, ``a = 1/(nb)``,
-    for ``Y ∼ Lap(K/n, b)`` and i.i.d. entries with ``P(f=1) ∈ (c, 1−c)``."""
+    """Saeidian et al. (2024), Prop. 4.6: ``sup_y ℓ(D_i→y) ≤ a − ln((1−c) + c e^a)``,
+    ``a = 1/(nb)``, for ``Y ∼ Lap(K/n, b)`` and i.i.d. entries with ``P(f=1) ∈ (c, 1−c)``."""
     a = 1.0 / (n * b)
     return float(a - np.log((1 - c) + c * np.exp(a)))
 
 
 def laplace_counting_pml_bound_simplified(n: int, b: float, c: float) -> float:
-    """[000] Prop. 4.6, simplified: ``(1−c)/(nb) + c²/(2n²b²)``."""
+    """Saeidian et al. (2024), Prop. 4.6, simplified: ``(1−c)/(nb) + c²/(2n²b²)``."""
     a = 1.0 / (n * b)
     return float((1 - c) * a + c**2 * a**2 / 2)
 
 
 def laplace_counting_pml_sup(n: int, b: float, p: float) -> float:
-    """The exact ``sup_y ℓ(D_i→y)`` for a fixed ``p`` (spec §3.15, derived, verified):
-    ``a − ln(min(p,1−p) e^a + max(p,1−p))``, ``a = 1/(nb)``; tight for [000] Prop. 4.6 at p = c."""
+    """The exact ``sup_y ℓ(D_i→y)`` for a fixed ``p`` (derived, verified numerically):
+    ``a − ln(min(p,1−p) e^a + max(p,1−p))``, ``a = 1/(nb)``; tight for Saeidian et al. (2024),
+    Prop. 4.6 at p = c."""
     a = 1.0 / (n * b)
     return float(a - np.log(min(p, 1 - p) * np.exp(a) + max(p, 1 - p)))
 
 
 def threshold_query_pml(n: int, p: float, m: int) -> float:
-    """``ℓ(X→1) = −ln P(K > m)``, ``K ∼ Bin(n, p)``: PML of the answer "K > m" ([000] Ex. 3.11)."""
+    """``ℓ(X→1) = −ln P(K > m)``, ``K ∼ Bin(n, p)``: PML of the answer "K > m".
+
+    Saeidian et al. (2024), Ex. 3.11.
+    """
     return float(-np.log1p(-stats.binom.cdf(m, n, p)))
 
 
 def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
     """Chernoff bound ``−ln(1 − e^{−n KL(m/n ‖ p)})`` on :func:`threshold_query_pml` for
-    ``m/n ≤ p`` ([000] Ex. 3.11, Fig. 1; Bernoulli KL in nats)."""
+    ``m/n ≤ p`` (Saeidian et al. (2024), Ex. 3.11, Fig. 1; Bernoulli KL in nats)."""
     t = m / n
     if t > p:
         raise InputError(f"the bound needs m/n ≤ p, got m/n = {t}", "m")
@@ -308,30 +327,31 @@ def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
 
 
 def pml_bound_from_ldp(eps: float, p_min: float) -> float:
-    """ε-LDP ⇒ ``ln 1/(p_min + e^{−ε}(1−p_min))``-PML ([003] Prop. 6)."""
+    """ε-LDP ⇒ ``ln 1/(p_min + e^{−ε}(1−p_min))``-PML (Saeidian et al. (2023), Prop. 6)."""
     return float(-np.log(p_min + np.exp(-eps) * (1 - p_min)))
 
 
 def pml_bound_from_ldi(eps: float, p_min: float, support_size: int) -> float:
-    """ε-LDI ⇒ ``ln 1/(p_min(1 + e^{−ε}(|supp p| − 1)))``-PML ([003] Prop. 6)."""
+    """ε-LDI ⇒ ``ln 1/(p_min(1 + e^{−ε}(|supp p| − 1)))``-PML (Saeidian et al. (2023), Prop. 6)."""
     return float(-np.log(p_min * (1 + np.exp(-eps) * (support_size - 1))))
 
 
 def maximal_leakage_bound(eps: float, delta: float, eps_max: float) -> float:
-    """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` ([003] Lemma 3(2))."""
+    """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` (Saeidian et al. (2023), Lemma 3(2))."""
     return float(np.log(np.exp(eps) + delta * np.exp(eps_max)))
 
 
 def rate_distortion_hamming_uniform(k: int, D: float) -> float:
     """``R(D) = ln k − h_b(D) − D ln(k−1)`` for a uniform source on k symbols with Hamming
-    distortion, ``0 ≤ D ≤ (k−1)/k`` (the Corollary 1 oracle of [002], spec §5.7)."""
+    distortion, ``0 ≤ D ≤ (k−1)/k`` (the Corollary 1 oracle of Calmon & Fawaz (2012))."""
     if not 0 <= D <= (k - 1) / k:
         return 0.0
     return float(np.log(k) - binary_entropy(D) - D * np.log(k - 1))
 
 
 def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
-    """[002] Thm 4: ``I(Y;U) ≥ α log₂(1 + n/k) − 1`` bits with ``α = 1 − e^{−kε/2}``, for
+    """Calmon & Fawaz (2012), Thm 4: ``I(Y;U) ≥ α log₂(1 + n/k) − 1`` bits with
+    ``α = 1 − e^{−kε/2}``, for
     ``U = Y + Lap(1/ε)`` and ``Y`` uniform on ``{0, k, …, n}``. Returned in **bits**."""
     alpha = 1 - np.exp(-k * eps / 2)
     return float(alpha * np.log2(1 + n / k) - 1)
