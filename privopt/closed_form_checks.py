@@ -1105,9 +1105,10 @@ def closed_form_checks(
     Parameters
     ----------
     prior : Prior, JointPrior or DatabasePrior
-        The problem's prior.
+        The problem's prior (for a design that observes the secret, the expanded joint prior
+        that was solved, whose input is the pair ``(s, y)``).
     distortion : Distortion
-        The problem's distortion ``d[y, u]``.
+        The problem's distortion ``d[y, u]`` (likewise the expanded one).
     notion : str
         Canonical notion name (``"dp"``, ``"identifiability"``, ``"ldp"``, ``"pml"``,
         ``"information_privacy"``, ``"maximal_leakage"``, ``"mutual_information"``,

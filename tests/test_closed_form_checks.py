@@ -1061,3 +1061,60 @@ def test_large_non_iid_database_only_prior_free_checks():
     checks = run(prior, dist, "dp", "epsilon", 1.0, cf.h(1.0, m, n) - 0.1)
     assert [c.name for c in checks] == ["wang_thm1_dp_at_most_h"]
     assert run(prior, dist, "identifiability", "epsilon", 1.0, 1.0) == []
+
+
+# =============================================================================================
+# The shipped problem files: their reference answers pass every check that applies
+# =============================================================================================
+def _problem_checks(path):
+    from privopt.files import load_problem
+
+    spec = load_problem(path)
+    ref = spec.reference
+    mode = spec.mode
+    status = ref.get("status", "optimal")
+    value = ref.get("distortion") if mode == "epsilon" else ref.get("epsilon")
+    requested = spec.epsilon if mode == "epsilon" else spec.max_distortion
+    tol = max(ref.get("tolerance", 1e-6), 1e-9)
+    return closed_form_checks(
+        spec.prior,
+        spec.distortion,
+        spec.notion,
+        mode,
+        neighbors=spec.neighbors,
+        requested=requested,
+        level=value if mode == "max_distortion" else None,
+        expected_distortion=value if mode == "epsilon" else None,
+        status=status,
+        least_achievable=ref.get("least_achievable"),
+        tol=tol,
+    )
+
+
+def test_shipped_problem_references_pass_every_applicable_check():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent / "problems"
+    covered = {}
+    for path in sorted(root.glob("*.toml")):
+        checks = _problem_checks(path)
+        assert all(c.passed for c in checks), (path.name, [c for c in checks if not c.passed])
+        covered[path.stem] = {c.name for c in checks}
+    # the closed forms reproduce the files' references (these problems have one)
+    expected = {
+        "calmon_fawaz_corollary1": "calmon_fawaz_cor1_rate_distortion_value",
+        "calmon_fawaz_corollary1_epsilon": "calmon_fawaz_cor1_rate_distortion_distortion",
+        "counting_query_thm1": "zero_leakage_constant_release",
+        "ldp_randomized_response": "kairouz_krr_uniform",
+        "maximal_leakage": "maximal_leakage_hamming_knapsack",
+        "pml_uniform_ternary": "pml_uniform_hamming",
+        "pml_binary_randomized_response": "pml_uniform_hamming",
+        "wang_m3_identifiability": "wang_thm1_identifiability_at_least_h",
+        "wang_m3_dp": "wang_thm1_dp_at_least_h_shifted",
+        "wang_product_identifiability_infeasible": "wang_lemma3_identifiability_feasibility",
+        "wang_pdmip": "wang_thm2_pdmip_value",
+    }
+    for stem, name in expected.items():
+        if stem in covered:
+            assert name in covered[stem], (stem, covered[stem])
+    assert len(set(expected) & set(covered)) >= 9
