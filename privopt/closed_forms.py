@@ -1,13 +1,13 @@
 """Closed forms from the papers, used as oracles and as mechanisms in their own right.
 
-All in nats. Spec/math.md §3 gives the statements; each function cites its paper and
-equation. Databases are ``Dⁿ`` with ``|D| = m`` in lexicographic order.
+All in nats; each function cites its paper and equation. Databases are ``Dⁿ`` with
+``|D| = m`` in lexicographic order.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 from privopt.errors import InfeasibleError, InputError
 from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
@@ -36,6 +36,13 @@ __all__ = [
     "maximal_leakage_bound",
     "rate_distortion_hamming_uniform",
     "dp_mutual_information_lower_bound",
+    "shannon_lower_bound",
+    "shannon_lower_bound_inverse",
+    "krr_distortion",
+    "pml_uniform_hamming_distortion",
+    "pml_uniform_hamming_level",
+    "maximal_leakage_hamming_distortion",
+    "maximal_leakage_hamming_level",
 ]
 
 
@@ -44,7 +51,9 @@ def _mn(m, n) -> tuple[int, int]:
 
 
 def h(eps, m: int, n: int):
-    """``h(ε) = n / (1 + e^ε/(m−1))``, the optimal Hamming distortion ([004] eq. 36).
+    """``h(ε) = n / (1 + e^ε/(m−1))``, the optimal Hamming distortion.
+
+    Wang, Ying & Zhang (2016), eq. (36).
 
     Decreases strictly from ``h(0) = n(m−1)/m`` to 0.
     """
@@ -56,7 +65,7 @@ def h(eps, m: int, n: int):
 
 
 def h_inv(D, m: int, n: int):
-    """``h⁻¹(D) = ln(n/D − 1) + ln(m−1)`` for ``0 < D < n`` ([004] eq. 19).
+    """``h⁻¹(D) = ln(n/D − 1) + ln(m−1)`` for ``0 < D < n`` (Wang, Ying & Zhang (2016), eq. 19).
 
     ``+∞`` at ``D = 0``; values below 0 mean that ``D ≥ h(0)`` is met at ε = 0.
     """
@@ -70,16 +79,21 @@ def h_inv(D, m: int, n: int):
 
 
 def exponential_kernel(eps: float, m: int) -> np.ndarray:
-    """``A_ε = ((1−r)I + rJ)/(1+(m−1)r)``, ``r = e^{−ε}``: one row of E_d (spec §3.2)."""
+    """``A_ε = ((1−r)I + rJ)/(1+(m−1)r)``, ``r = e^{−ε}``: the one-row factor of E_d.
+
+    Wang, Ying & Zhang (2016), eq. (30).
+    """
     r = float(np.exp(-eps))
     return ((1 - r) * np.eye(m) + r * np.ones((m, m))) / (1 + (m - 1) * r)
 
 
 def exponential_mechanism(eps: float, m: int, n: int) -> Mechanism:
-    """The exponential mechanism ``E_d[x,y] = e^{−ε d_H(x,y)} / (1+(m−1)e^{−ε})ⁿ`` ([004] eq. 30).
+    """The exponential mechanism ``E_d[x,y] = e^{−ε d_H(x,y)} / (1+(m−1)e^{−ε})ⁿ``.
+
+    Wang, Ying & Zhang (2016), eq. (30).
 
     Built as the Kronecker power ``A_ε^{⊗n}``. Exactly ε-DP, with expected Hamming distortion
-    ``h(ε)`` under every prior ([004] Lemma 5).
+    ``h(ε)`` under every prior (Wang, Ying & Zhang (2016), Lemma 5).
     """
     m, n = _mn(m, n)
     _check_eps(eps)
@@ -105,7 +119,9 @@ def _database(prior) -> DatabasePrior:
 
 
 def epsilon_x(prior: DatabasePrior) -> float:
-    """``ε_X = max_{x~x'} ln p(x)/p(x')`` over Hamming neighbours ([004] eq. 18).
+    """``ε_X = max_{x~x'} ln p(x)/p(x')`` over Hamming neighbours.
+
+    Wang, Ying & Zhang (2016), eq. (18).
 
     ``+∞`` without full support. For a product prior it is ``max_i ln(max p_i / min p_i)``.
     """
@@ -123,7 +139,7 @@ def epsilon_x(prior: DatabasePrior) -> float:
 
 def _apply_inverse_kernel(tensor: np.ndarray, r: float, m: int, n: int) -> np.ndarray:
     """``(A_ε^{-1})^{⊗n}`` applied along each axis, ``A^{-1} = ((1+(m−1)r)I − rJ)/(1−r)``
-    (spec §3.3, derived)."""
+    (derived: the inverse of the one-row kernel, applied along each axis)."""
     out = tensor.reshape((m,) * n)
     for axis in range(n):
         total = out.sum(axis=axis, keepdims=True)
@@ -132,8 +148,10 @@ def _apply_inverse_kernel(tensor: np.ndarray, r: float, m: int, n: int) -> np.nd
 
 
 def identifiability_output_pmf(prior: DatabasePrior, eps: float) -> np.ndarray:
-    """``p_Y = P_ε^{-1} p_X`` ([004] eq. 29), possibly with negative entries (then E_i does not
-    exist at this ε)."""
+    """``p_Y = P_ε^{-1} p_X``, possibly with negative entries (then E_i does not exist at ε).
+
+    Wang, Ying & Zhang (2016), eq. (29).
+    """
     prior = _database(prior)
     eps = _check_eps(eps)
     if eps == 0:
@@ -142,12 +160,14 @@ def identifiability_output_pmf(prior: DatabasePrior, eps: float) -> np.ndarray:
 
 
 def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
-    """``ε̃_X``: the least ε such that ``p_X = P_ε p_Y`` has a pmf solution ``p_Y`` ([004] §3).
+    """``ε̃_X``: the least ε such that ``p_X = P_ε p_Y`` has a pmf solution ``p_Y``.
 
-    The feasible set is ``[ε̃_X, ∞)`` (spec §3.5). Product priors use the closed form
+    Wang, Ying & Zhang (2016), §3.
+
+    The feasible set is ``[ε̃_X, ∞)`` (derived: ``A_ε = A_ε' B`` with ``B`` stochastic for
+    ``ε' ≥ ε``). Product priors use the closed form
     ``max_i ln((1 − (m−1) p_{i,min}) / p_{i,min})``; other priors a bisection on the
-    Kronecker-axis inverse. ``+∞`` without full support (the paper's "always finite" needs it,
-    spec §6).
+    Kronecker-axis inverse. ``+∞`` without full support (the paper's "always finite" needs it).
     """
     prior = _database(prior)
     m, n = prior.m, prior.n
@@ -182,11 +202,12 @@ def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
 
 
 def identifiability_mechanism(prior: DatabasePrior, eps: float) -> Mechanism:
-    """The identifiability-optimal mechanism E_i of [004] eq. (29).
+    """The identifiability-optimal mechanism E_i of Wang, Ying & Zhang (2016), eq. (29).
 
     ``W[x,y] = p_Y(y) e^{−ε d(x,y)} / (p_X(x)(1+(m−1)e^{−ε})ⁿ)`` with ``p_Y = P_ε^{-1} p_X``.
     It exists iff ``ε ≥ ε̃_X``; then its identifiability level is ε and its distortion is
-    ``h(ε)`` ([004] Lemma 4), and at ``ε = h⁻¹(D)`` it is PD-MIP optimal ([004] Thm 2).
+    ``h(ε)`` (Wang, Ying & Zhang (2016), Lemma 4), and at ``ε = h⁻¹(D)`` it is PD-MIP optimal
+    (Thm 2 there).
 
     Raises
     ------
@@ -219,13 +240,14 @@ def binary_entropy(q):
 
 
 def pdmip_valid_range(prior: DatabasePrior) -> tuple[float, float]:
-    """``[0, h(ε̃_X)]``: where the PD-MIP closed form is the optimum ([004] Thm 2)."""
+    """``[0, h(ε̃_X)]``: where the PD-MIP closed form is the optimum (Wang, Ying & Zhang (2016),
+    Thm 2)."""
     prior = _database(prior)
     return 0.0, h(epsilon_tilde_x(prior), prior.m, prior.n)
 
 
 def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
-    """Least mutual information at Hamming distortion D ([004] Thm 2; spec §3.7, derived).
+    """Least mutual information at Hamming distortion D (Wang, Ying & Zhang (2016), Thm 2).
 
     ``ε*_m(D) = H(X) − n h_b(D/n) − D ln(m−1)``, the Shannon lower bound. It is the optimum for
     ``0 ≤ D ≤ h(ε̃_X)``; outside that range it is only a lower bound, and ``strict=True``
@@ -250,7 +272,7 @@ def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
 
 
 def zeta(prior: JointPrior) -> np.ndarray:
-    """``ζ(y) = e^{H(S|Y=y)} / Σ_y' e^{H(S|Y=y')}`` ([002] Corollary 2; H in nats, spec §2.7).
+    """``ζ(y) = e^{H(S|Y=y)} / Σ_y' e^{H(S|Y=y')}`` (Calmon & Fawaz (2012), Corollary 2; H in nats).
 
     Observations of zero mass get ``ζ = 0``.
     """
@@ -264,33 +286,37 @@ def zeta(prior: JointPrior) -> np.ndarray:
 
 
 def laplace_counting_pml_bound(n: int, b: float, c: float) -> float:
-    """[000] Prop. 4.6: ``sup_y ℓ(D_i→y) ≤ a − ln((1−c) + c e^a)``, ``a = 1/(nb)``,
-    for ``Y ∼ Lap(K/n, b)`` and i.i.d. entries with ``P(f=1) ∈ (c, 1−c)``."""
+    """Saeidian et al. (2024), Prop. 4.6: ``sup_y ℓ(D_i→y) ≤ a − ln((1−c) + c e^a)``,
+    ``a = 1/(nb)``, for ``Y ∼ Lap(K/n, b)`` and i.i.d. entries with ``P(f=1) ∈ (c, 1−c)``."""
     a = 1.0 / (n * b)
     return float(a - np.log((1 - c) + c * np.exp(a)))
 
 
 def laplace_counting_pml_bound_simplified(n: int, b: float, c: float) -> float:
-    """[000] Prop. 4.6, simplified: ``(1−c)/(nb) + c²/(2n²b²)``."""
+    """Saeidian et al. (2024), Prop. 4.6, simplified: ``(1−c)/(nb) + c²/(2n²b²)``."""
     a = 1.0 / (n * b)
     return float((1 - c) * a + c**2 * a**2 / 2)
 
 
 def laplace_counting_pml_sup(n: int, b: float, p: float) -> float:
-    """The exact ``sup_y ℓ(D_i→y)`` for a fixed ``p`` (spec §3.15, derived, verified):
-    ``a − ln(min(p,1−p) e^a + max(p,1−p))``, ``a = 1/(nb)``; tight for [000] Prop. 4.6 at p = c."""
+    """The exact ``sup_y ℓ(D_i→y)`` for a fixed ``p`` (derived, verified numerically):
+    ``a − ln(min(p,1−p) e^a + max(p,1−p))``, ``a = 1/(nb)``; tight for Saeidian et al. (2024),
+    Prop. 4.6 at p = c."""
     a = 1.0 / (n * b)
     return float(a - np.log(min(p, 1 - p) * np.exp(a) + max(p, 1 - p)))
 
 
 def threshold_query_pml(n: int, p: float, m: int) -> float:
-    """``ℓ(X→1) = −ln P(K > m)``, ``K ∼ Bin(n, p)``: PML of the answer "K > m" ([000] Ex. 3.11)."""
+    """``ℓ(X→1) = −ln P(K > m)``, ``K ∼ Bin(n, p)``: PML of the answer "K > m".
+
+    Saeidian et al. (2024), Ex. 3.11.
+    """
     return float(-np.log1p(-stats.binom.cdf(m, n, p)))
 
 
 def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
     """Chernoff bound ``−ln(1 − e^{−n KL(m/n ‖ p)})`` on :func:`threshold_query_pml` for
-    ``m/n ≤ p`` ([000] Ex. 3.11, Fig. 1; Bernoulli KL in nats)."""
+    ``m/n ≤ p`` (Saeidian et al. (2024), Ex. 3.11, Fig. 1; Bernoulli KL in nats)."""
     t = m / n
     if t > p:
         raise InputError(f"the bound needs m/n ≤ p, got m/n = {t}", "m")
@@ -301,30 +327,257 @@ def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
 
 
 def pml_bound_from_ldp(eps: float, p_min: float) -> float:
-    """ε-LDP ⇒ ``ln 1/(p_min + e^{−ε}(1−p_min))``-PML ([003] Prop. 6)."""
+    """ε-LDP ⇒ ``ln 1/(p_min + e^{−ε}(1−p_min))``-PML (Saeidian et al. (2023), Prop. 6)."""
     return float(-np.log(p_min + np.exp(-eps) * (1 - p_min)))
 
 
 def pml_bound_from_ldi(eps: float, p_min: float, support_size: int) -> float:
-    """ε-LDI ⇒ ``ln 1/(p_min(1 + e^{−ε}(|supp p| − 1)))``-PML ([003] Prop. 6)."""
+    """ε-LDI ⇒ ``ln 1/(p_min(1 + e^{−ε}(|supp p| − 1)))``-PML (Saeidian et al. (2023), Prop. 6)."""
     return float(-np.log(p_min * (1 + np.exp(-eps) * (support_size - 1))))
 
 
 def maximal_leakage_bound(eps: float, delta: float, eps_max: float) -> float:
-    """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` ([003] Lemma 3(2))."""
+    """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` (Saeidian et al. (2023), Lemma 3(2))."""
     return float(np.log(np.exp(eps) + delta * np.exp(eps_max)))
 
 
 def rate_distortion_hamming_uniform(k: int, D: float) -> float:
     """``R(D) = ln k − h_b(D) − D ln(k−1)`` for a uniform source on k symbols with Hamming
-    distortion, ``0 ≤ D ≤ (k−1)/k`` (the Corollary 1 oracle of [002], spec §5.7)."""
+    distortion, ``0 ≤ D ≤ (k−1)/k`` (the Corollary 1 oracle of Calmon & Fawaz (2012))."""
     if not 0 <= D <= (k - 1) / k:
         return 0.0
     return float(np.log(k) - binary_entropy(D) - D * np.log(k - 1))
 
 
 def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
-    """[002] Thm 4: ``I(Y;U) ≥ α log₂(1 + n/k) − 1`` bits with ``α = 1 − e^{−kε/2}``, for
+    """Calmon & Fawaz (2012), Thm 4: ``I(Y;U) ≥ α log₂(1 + n/k) − 1`` bits with
+    ``α = 1 − e^{−kε/2}``, for
     ``U = Y + Lap(1/ε)`` and ``Y`` uniform on ``{0, k, …, n}``. Returned in **bits**."""
     alpha = 1 - np.exp(-k * eps / 2)
     return float(alpha * np.log2(1 + n / k) - 1)
+
+
+def _entropy_nats(probs) -> float:
+    q = np.asarray(probs, dtype=float)
+    return float(stats.entropy(q[q > 0]))
+
+
+def shannon_lower_bound(entropy: float, D: float, m: int, n: int = 1) -> float:
+    """Fano's lower bound on the mutual information at Hamming distortion ``D`` on ``Dⁿ``.
+
+    ``R(D) ≥ H(X) − n h_b(D/n) − D ln(m−1)`` for ``0 ≤ D ≤ n(m−1)/m``: Fano's inequality
+    (Cover & Thomas (2006), Thm 2.10.1) bounds ``H(X_i|U_i) ≤ h_b(P_i) + P_i ln(m−1)`` row by
+    row, and the right side is concave and increasing in the row error ``P_i`` up to
+    ``(m−1)/m``. Wang, Ying & Zhang (2016), Thm 2, show that it is the exact optimum
+    (E_i attains it) for ``0 ≤ D ≤ h(ε̃_X)``; for a Bernoulli(p) source (m = 2, n = 1) that is
+    ``R(D) = h_b(p) − h_b(D)`` on ``D ≤ min(p, 1−p)`` (Cover & Thomas (2006), Thm 10.3.1).
+
+    Parameters
+    ----------
+    entropy : float
+        ``H(X)`` in nats.
+    D : float
+        Expected Hamming distortion, ``0 ≤ D ≤ n(m−1)/m``.
+    m, n : int
+        Row alphabet size and number of rows (``n = 1`` for a single alphabet of ``m`` symbols).
+
+    Returns
+    -------
+    float
+        The bound in nats (it may be negative near ``D = n(m−1)/m``).
+    """
+    m, n = _mn(m, n)
+    D = float(D)
+    if not 0.0 <= D <= n * (m - 1) / m * (1 + 1e-12):
+        raise InputError(f"the bound holds for 0 ≤ D ≤ n(m−1)/m = {n * (m - 1) / m:.12g}", "D")
+    D = min(D, n * (m - 1) / m)
+    return float(entropy - n * binary_entropy(D / n) - D * np.log(m - 1))
+
+
+def shannon_lower_bound_inverse(entropy: float, level: float, m: int, n: int = 1) -> float:
+    """The distortion at which :func:`shannon_lower_bound` equals ``level``.
+
+    The bound decreases strictly on ``[0, n(m−1)/m]`` (its slope is ``−h⁻¹(D)``, Wang, Ying &
+    Zhang (2016), proof of Thm 2), from ``H(X)`` to ``H(X) − n ln m ≤ 0``. So for
+    ``0 ≤ level ≤ H(X)`` there is exactly one root; ``level ≥ H(X)`` gives 0.
+
+    Parameters
+    ----------
+    entropy : float
+        ``H(X)`` in nats.
+    level : float
+        Mutual information in nats, ``≥ 0``.
+    m, n : int
+        Row alphabet size and number of rows.
+
+    Returns
+    -------
+    float
+        ``D`` in ``[0, n(m−1)/m]``.
+    """
+    m, n = _mn(m, n)
+    level = float(level)
+    if np.isnan(level) or level < 0:
+        raise InputError(f"must be a number ≥ 0, got {level}", "level")
+    if level >= entropy:
+        return 0.0
+    hi = n * (m - 1) / m
+    return float(
+        optimize.brentq(
+            lambda d: shannon_lower_bound(entropy, d, m, n) - level,
+            0.0,
+            hi,
+            xtol=1e-15,
+            rtol=4 * np.finfo(float).eps,
+        )
+    )
+
+
+def krr_distortion(eps: float, k: int) -> float:
+    """Least Hamming distortion of an ε-LDP mechanism on a uniform prior over ``k`` symbols.
+
+    ``D* = (k−1)/(e^ε + k − 1)``, attained only by k-ary randomised response (Kairouz, Oh &
+    Viswanath (2016); it is ``h(ε)`` of Wang, Ying & Zhang (2016), eq. (36), with ``n = 1``).
+
+    Parameters
+    ----------
+    eps : float
+        LDP level ``ε ≥ 0``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``D*`` in ``[0, (k−1)/k]``.
+    """
+    return h(_check_eps(eps), k, 1)
+
+
+def pml_uniform_hamming_distortion(eps: float, k: int) -> float:
+    """Least Hamming distortion of an ε-PML mechanism on a uniform prior over ``k`` symbols.
+
+    ``D* = max(0, 1 − e^ε/k)``. Lower bound: ε-PML means ``p(u|x) ≤ e^ε p_U(u)``
+    (Saeidian et al. (2023), Def. 4 and Thm 1), so ``P(U = X) = Σ_x p(x|x)/k ≤ e^ε Σ_x p_U(x)/k
+    = e^ε/k``. Attained by ``W = (a − b)I + bJ`` with ``a = min(1, e^ε/k)``,
+    ``b = (1 − a)/(k − 1)``, whose output is uniform.
+
+    Parameters
+    ----------
+    eps : float
+        PML level ``ε ≥ 0``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``D*`` in ``[0, (k−1)/k]``.
+    """
+    eps, k = _check_eps(eps), as_positive_int(k, "k", minimum=2)
+    return float(max(0.0, -np.expm1(eps - np.log(k))))
+
+
+def pml_uniform_hamming_level(D: float, k: int) -> float:
+    """Least ε-PML level within Hamming distortion ``D`` on a uniform prior over ``k`` symbols.
+
+    The inverse of :func:`pml_uniform_hamming_distortion`: ``ε* = ln(k(1 − D))`` for
+    ``D < (k−1)/k`` and 0 beyond.
+
+    Parameters
+    ----------
+    D : float
+        Distortion budget, ``0 ≤ D ≤ 1``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``ε*`` in ``[0, ln k]``.
+    """
+    k = as_positive_int(k, "k", minimum=2)
+    D = _check_budget(D)
+    return float(max(0.0, np.log(k) + np.log1p(-D))) if D < 1 else 0.0
+
+
+def _check_budget(D) -> float:
+    D = float(D)
+    if np.isnan(D) or D < 0:
+        raise InputError(f"must be a number ≥ 0, got {D}", "max_distortion")
+    return D
+
+
+def _sorted_pmf(probs) -> np.ndarray:
+    q = np.asarray(probs, dtype=float)
+    if q.ndim != 1 or q.size < 1 or (q < 0).any() or not np.isfinite(q).all():
+        raise InputError("must be a finite non-negative vector", "probs")
+    return np.sort(q / q.sum())[::-1]
+
+
+def _knapsack_accuracy(q_sorted: np.ndarray, t: float) -> float:
+    """``max Σ_u p(u) c_u`` over ``c ∈ [0,1]^k`` with ``Σ c_u ≤ t`` (``q`` sorted decreasing)."""
+    j = int(np.floor(t))
+    if j >= q_sorted.size:
+        return 1.0
+    return float(min(1.0, q_sorted[:j].sum() + (t - j) * q_sorted[j]))
+
+
+def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
+    """Least Hamming distortion with maximal leakage ``L ≤ ε`` (any prior, one alphabet).
+
+    Maximal leakage is ``L = ln Σ_u max_x p(u|x)`` (Issa, Wagner & Kamath (2020); Saeidian et
+    al. (2023), eq. (1)). With ``c_u = max_x p(u|x) ∈ [0, 1]``, ``P(U = X) = Σ_u p(u) p(u|u)
+    ≤ Σ_u p(u) c_u`` and ``Σ_u c_u ≤ e^ε``: a fractional knapsack, so with ``p`` sorted
+    decreasing and ``t = e^ε``, ``j = ⌊t⌋``,
+
+    ``D* = 1 − (p_(1) + … + p_(j) + (t − j) p_(j+1))``.
+
+    It is attained: keep the ``j`` likeliest symbols, keep the next one with probability
+    ``t − j`` and send every other input to the likeliest symbol. Zero-mass symbols (outside
+    the support, over which the maximum runs) never help.
+
+    Parameters
+    ----------
+    probs : array_like
+        The prior ``p``.
+    eps : float
+        Maximal-leakage level ``ε ≥ 0``.
+
+    Returns
+    -------
+    float
+        ``D*`` in ``[0, 1 − max p]``.
+    """
+    q = _sorted_pmf(probs)
+    return float(max(0.0, 1.0 - _knapsack_accuracy(q, float(np.exp(_check_eps(eps))))))
+
+
+def maximal_leakage_hamming_level(probs, D: float) -> float:
+    """Least maximal leakage within Hamming distortion ``D`` (any prior, one alphabet).
+
+    The inverse of :func:`maximal_leakage_hamming_distortion`: the least ``t = e^ε ≥ 1`` whose
+    knapsack accuracy reaches ``1 − D``; ``ε* = 0`` once ``D ≥ 1 − max p``.
+
+    Parameters
+    ----------
+    probs : array_like
+        The prior ``p``.
+    D : float
+        Distortion budget, ``D ≥ 0``.
+
+    Returns
+    -------
+    float
+        ``ε*`` in ``[0, ln |supp p|]``.
+    """
+    q = _sorted_pmf(probs)
+    target = 1.0 - _check_budget(D)
+    if target <= q[0]:
+        return 0.0
+    cum = np.cumsum(q)
+    j = int(np.searchsorted(cum, target * (1 - 1e-15), side="left"))  # first with cum ≥ target
+    j = min(j, q.size - 1)
+    before = cum[j - 1] if j > 0 else 0.0
+    t = j + (target - before) / q[j] if q[j] > 0 else float(j)
+    return float(np.log(max(t, 1.0)))
