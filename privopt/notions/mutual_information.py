@@ -116,7 +116,8 @@ def _best_over_signs(lctx, per_output, constant: float) -> float | None:
     best = None
     for sign in (-1.0, 1.0):
         shift = np.zeros_like(p_y)
-        shift[pos] = sign * np.asarray(lctx.row_duals, dtype=float)[pos] / p_y[pos]
+        with np.errstate(over="ignore", invalid="ignore"):
+            shift[pos] = sign * np.asarray(lctx.row_duals, dtype=float)[pos] / p_y[pos]
         a = lctx.output_costs(shift)
         if not np.isfinite(a).all():
             continue

@@ -341,6 +341,11 @@ def sweep(
             verified=result.verified,
             solve_time_s=solve_time,
         )
+        if result.closed_form:
+            record["closed_form_ok"] = all(c.passed for c in result.closed_form)
+            for check in result.closed_form:
+                if check.relation in ("equal", "at_least", "at_most"):
+                    record[f"closed_form.{check.name}"] = check.expected
         if result.status == Status.INFEASIBLE:
             record["least_achievable"] = result.least_achievable
             record["message"] = result.message

@@ -29,7 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from privopt.errors import InfeasibleError, InputError, PrivoptError, SolverError
+from privopt.closed_form_checks import CHECKED_NOTIONS, closed_form_checks
+from privopt.closed_form_checks import MAX_DENSE as MAX_CHECKED_ROWS
+from privopt.errors import (
+    InfeasibleError,
+    InputError,
+    PrivoptError,
+    SolverError,
+    VerificationError,
+)
 from privopt.methods.base import Answer, Certificate, Deadline, Method, ProgressEvent, Task
 from privopt.request import DesignRequest
 from privopt.solve.results import (
@@ -50,6 +58,8 @@ MAX_LEAKAGE_ENTRIES = 2**22
 TIME_LIMIT_GRACE = 0.1
 #: The name under which closed-form answers are reported.
 CLOSED_FORM = "closed form"
+#: Relative tolerance of the closed-form checks of an answer (the certification tolerance).
+CLOSED_FORM_TOL = 1e-6
 
 
 @dataclass
@@ -67,6 +77,9 @@ class PointOutcome:
     method : str
     least_achievable : float or None
         With ``INFEASIBLE``, when the method knew it.
+    closed_form : list of ClosedFormCheck
+        The papers' closed forms that apply to the point, checked on the answer (all
+        passed: an answer that fails one is not accepted).
     """
 
     status: Status
@@ -74,6 +87,7 @@ class PointOutcome:
     answer: Answer | None = None
     method: str = ""
     least_achievable: float | None = None
+    closed_form: list = field(default_factory=list)
 
     @property
     def feasible(self) -> bool:
@@ -170,11 +184,17 @@ class Run:
             if not checked.feasible:
                 self._note(method, "unverified", checked.message, seconds)
                 continue
+            checks = point_checks(self.request, checked, epsilon=epsilon, budget=budget)
+            failed = [c for c in checks if not c.passed]
+            if failed:  # a closed form contradicts the answer: as good as a failed verification
+                self._note(method, "closed_form_mismatch", _mismatch_text(failed), seconds)
+                continue
             outcome = PointOutcome(
                 Status.OPTIMAL if checked.certified else Status.OPTIMAL_INACCURATE,
                 checked,
                 answer,
                 method.name,
+                closed_form=checks,
             )
             if checked.certified:
                 self._emit(method.name, "done")
@@ -234,6 +254,46 @@ class Run:
             self.on_progress(ProgressEvent(stage, method, self.deadline.elapsed(), None, message))
 
 
+def point_checks(
+    request: DesignRequest,
+    checked: Verified | None,
+    *,
+    epsilon: float | None = None,
+    budget: float | None = None,
+    status: str = "optimal",
+    least_achievable: float | None = None,
+    tol: float = CLOSED_FORM_TOL,
+) -> list:
+    """The papers' closed forms that apply to one point, checked on its answer
+    (:func:`privopt.closed_form_checks.closed_form_checks`)."""
+    if request.notion.name not in CHECKED_NOTIONS or not request.is_plain:
+        return []
+    matrix = None
+    if checked is not None and checked.mechanism is not None:
+        if checked.mechanism.matrix.shape[0] <= MAX_CHECKED_ROWS:
+            matrix = checked.mechanism.matrix
+    return closed_form_checks(
+        request.prior,
+        request.distortion,
+        request.notion.name,
+        "epsilon" if epsilon is not None else "max_distortion",
+        neighbors=request.neighbors,
+        requested=epsilon if epsilon is not None else budget,
+        level=checked.level if checked is not None else None,
+        expected_distortion=checked.distortion if checked is not None else None,
+        mechanism=matrix,
+        status=status,
+        least_achievable=least_achievable,
+        tol=tol,
+    )
+
+
+def _mismatch_text(failed: list) -> str:
+    return "; ".join(
+        f"{c.name} ({c.statement}): expected {c.expected}, got {c.got}" for c in failed
+    )
+
+
 def _safe_solve(method: Method, task: Task) -> Answer:
     """Run a method; any failure other than bad input becomes a ``FAILED`` answer."""
     try:
@@ -282,7 +342,17 @@ def _independent_outcome(request: DesignRequest) -> PointOutcome:
 
 # --- the modes -------------------------------------------------------------------------------
 def _infeasible_result(request: DesignRequest, exc: InfeasibleError) -> DesignResult:
+    point = request.requested
+    checks = point_checks(
+        request,
+        None,
+        epsilon=point.get("epsilon"),
+        budget=point.get("max_distortion"),
+        status="infeasible",
+        least_achievable=exc.least_achievable,
+    )
     return DesignResult(
+        closed_form=checks,
         status=Status.INFEASIBLE,
         notion=request.notion.name,
         mode=request.mode,
@@ -402,6 +472,21 @@ def solve_request(
         if raise_on_infeasible:
             raise
         return _infeasible_result(request, exc)
+    if search is not None and outcome.feasible:
+        # the budget-mode statements (e.g. ε*(D) = h⁻¹(D)) on the least level found, to the
+        # accuracy of the line search
+        outcome.closed_form = point_checks(
+            request,
+            outcome.verified,
+            budget=request.max_distortion,
+            tol=max(CLOSED_FORM_TOL, 2 * tol),
+        )
+        failed = [c for c in outcome.closed_form if not c.passed]
+        if failed:
+            raise VerificationError(
+                f"the least {request.notion.name} level found contradicts a closed form: "
+                f"{_mismatch_text(failed)}"
+            )
     return _result(run, outcome, search, time.perf_counter() - start)
 
 
@@ -451,6 +536,7 @@ def _result(
         line_search=search,
         objective=outcome.answer.objective if outcome.answer is not None else None,
         structured_mechanism=checked.structured if checked else None,
+        closed_form=list(outcome.closed_form),
         warm_state=run.warm or None,
     )
 

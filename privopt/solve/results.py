@@ -304,6 +304,9 @@ class DesignResult:
     structured_mechanism : object or None
         A structured form of the mechanism (orbit or generating-row form), when the method
         has one.
+    closed_form : list of ClosedFormCheck
+        Every closed form of the papers that applies to the request, checked on the answer
+        (:mod:`privopt.closed_form_checks`); an answer that contradicts one is never returned.
     extra : dict
         Further notes.
     warm_state : object or None
@@ -327,6 +330,7 @@ class DesignResult:
     line_search: LineSearchInfo | None = None
     objective: float | None = None
     structured_mechanism: Any = None
+    closed_form: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
     warm_state: Any = field(default=None, repr=False, compare=False)
 
@@ -366,6 +370,7 @@ class DesignResult:
             out["message"] = self.message
         if self.line_search is not None:
             out["line_search"] = self.line_search.to_dict()
+        out["closed_form"] = [check.to_dict() for check in self.closed_form]
         return out
 
     def __repr__(self) -> str:
