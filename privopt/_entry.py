@@ -47,5 +47,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:  # pragma: no cover - exercised through subprocesses
-    """``sys.exit(main())``, for ``python -m privopt``."""
-    sys.exit(main())
+    """``sys.exit(main())``, for ``python -m privopt``.
+
+    After Ctrl-C the process ends with :func:`os._exit` (streams flushed first): under
+    ``python -m``, CPython 3.11 turns a KeyboardInterrupt that passed through an extension's
+    ``PyRun_String`` during the imports into death by SIGINT at exit (status -2 instead of
+    130), even though it was handled here.
+    """
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream must not hide the exit code
+                pass
+        os._exit(code)
+    sys.exit(code)

@@ -410,9 +410,11 @@ def _env() -> dict:
     return dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
 
 
-def _start(*argv) -> subprocess.Popen:
+def _start(*argv, module: bool = False) -> subprocess.Popen:
+    """The console script (``-c ENTRY`` mirrors its wrapper) or ``python -m privopt``."""
+    head = ["-m", "privopt"] if module else ["-c", ENTRY]
     return subprocess.Popen(
-        [sys.executable, "-c", ENTRY, *map(str, argv)],
+        [sys.executable, *head, *map(str, argv)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -429,8 +431,9 @@ def test_ctrl_c_during_start_up_and_solving_exits_130_without_traceback():
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import privopt._entry"], env=_env(), check=True)
         startup = max(startup, time.perf_counter() - start)
-    for delay in (0.02, 0.05, 0.1, 0.3, 0.8, 2.0):  # importing numpy/scipy/cvxpy, then solving
-        proc = _start("curve", SMALL, "--epsilon", "0:2:10000")
+    delays = (0.02, 0.05, 0.1, 0.3, 0.5, 0.8, 2.0)  # importing numpy/scipy/cvxpy, then solving
+    for i, delay in enumerate(delays):
+        proc = _start("curve", SMALL, "--epsilon", "0:2:10000", module=bool(i % 2))
         time.sleep(2 * startup + delay)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
