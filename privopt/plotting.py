@@ -72,8 +72,9 @@ YLABEL = r"least expected distortion $D^*(\varepsilon)$"
 #: Axis labels of a budget sweep (points at the achieved level and distortion).
 BUDGET_XLABEL = r"least privacy level $\varepsilon^*$ (nats)"
 BUDGET_YLABEL = r"achieved expected distortion $E[d]$"
-#: Relative slack above which a budget counts as not binding (budget > E[d] · (1 + this)).
-SLACK_RTOL = 1e-6
+#: A budget counts as not binding when budget − E[d] > SLACK_TOL · max(budget, 1) (solvers meet a
+#: binding budget to about 1e-7).
+SLACK_TOL = 1e-6
 
 # Okabe–Ito colours (without yellow) plus wine and grey: 8 distinguishable, colour-blind safe
 _COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#555555"]
@@ -355,7 +356,7 @@ def _slack(curve) -> np.ndarray:
     budget = curve.column("requested_max_distortion")
     achieved = curve.column("distortion")
     with np.errstate(invalid="ignore"):
-        return budget > achieved + SLACK_RTOL * np.maximum(np.abs(budget), 1e-3)
+        return budget - achieved > SLACK_TOL * np.maximum(np.abs(budget), 1.0)
 
 
 def _annotate_slack(ax, x, y, budgets, slack, color: str) -> None:

@@ -183,7 +183,7 @@ def test_outputs_are_checked_before_solving(tmp_path, capsys, monkeypatch):
         (["curve", SMALL, "--epsilon", "0:1:3", "--csv", "/dev/null"], "--csv", "device"),
         (["curve", SMALL, "--epsilon", "0:1:3", "--plot", missing / "c.png"], "--plot", "exist"),
     ]
-    if os.geteuid() == 0:  # root may write in /dev
+    if getattr(os, "geteuid", lambda: -1)() == 0:  # root may write in /dev
         cases.pop(2)
     for argv, option, words in cases:
         code, out, err = run(capsys, *argv)
@@ -195,7 +195,7 @@ def test_unwritable_folder_is_refused_before_solving(tmp_path, capsys, monkeypat
     folder = tmp_path / "ro"
     folder.mkdir()
     folder.chmod(0o555)
-    if os.geteuid() == 0:  # root writes anywhere: deny it the way the kernel would deny others
+    if getattr(os, "geteuid", lambda: -1)() == 0:  # root writes anywhere: deny it as for others
         real_access = os.access
         monkeypatch.setattr(
             pio.os, "access", lambda p, mode: False if Path(p) == folder else real_access(p, mode)
