@@ -401,7 +401,7 @@ def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args, result
     return 0
 
 
-def cmd_solve(args) -> int:
+def cmd_solve(args: argparse.Namespace) -> int:
     """``privopt solve``: solve a file's request, print the report or JSON, write ``--out``.
 
     Parameters
@@ -697,7 +697,7 @@ def _plot(spec: ProblemSpec, curves, path: str, highlight=None) -> str:
     return plotting.save_figure(fig, path, option="--plot")
 
 
-def cmd_curve(args) -> int:
+def cmd_curve(args: argparse.Namespace) -> int:
     """``privopt curve``: sweep levels or budgets; stream ``--csv``, draw ``--plot``.
 
     Parameters
@@ -809,7 +809,7 @@ def _audit(spec: ProblemSpec, mechanism) -> dict:
     return out
 
 
-def cmd_audit(args) -> int:
+def cmd_audit(args: argparse.Namespace) -> int:
     """``privopt audit``: measure every notion on a given mechanism.
 
     Parameters
@@ -862,7 +862,7 @@ def cmd_audit(args) -> int:
     return 0
 
 
-def cmd_demo(args) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     """``privopt demo``: solve the built-in problem and draw its figure.
 
     Parameters
@@ -924,7 +924,7 @@ def cmd_demo(args) -> int:
     return 1 if out["status"] == "infeasible" else 0
 
 
-def cmd_notions(args) -> int:
+def cmd_notions(args: argparse.Namespace) -> int:
     """``privopt notions``: list the privacy notions.
 
     Parameters
@@ -961,7 +961,7 @@ def cmd_notions(args) -> int:
     return 0
 
 
-def cmd_solvers(args) -> int:
+def cmd_solvers(args: argparse.Namespace) -> int:
     """``privopt solvers``: list the solvers and fast paths.
 
     Parameters
