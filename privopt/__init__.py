@@ -5,9 +5,16 @@ Layers (a lower one never imports a higher one): :mod:`privopt.model` →
 :mod:`privopt.request` → :mod:`privopt.methods` (the cvxpy program and the fast paths, one
 interface) → :mod:`privopt.solve` (the one driver) → faces (:mod:`privopt.cli`,
 :mod:`privopt.files`, :mod:`privopt.plotting`).
+
+``import privopt`` is cheap: the public names below are imported on first use (PEP 562), so
+that the command line can handle Ctrl-C before numpy, scipy and cvxpy load, and so that
+``import privopt`` never pulls in matplotlib.
 """
 
-from privopt import closed_forms, measures
+from __future__ import annotations
+
+import importlib
+
 from privopt.errors import (
     InfeasibleError,
     InputError,
@@ -15,33 +22,115 @@ from privopt.errors import (
     SolverError,
     VerificationError,
 )
-from privopt.methods import METHODS, method_names
-from privopt.methods.cvxpy_program import PrivacyProblem, build_problem
-from privopt.model import (
-    DatabasePrior,
-    Distortion,
-    JointPrior,
-    Mechanism,
-    NeighborRelation,
-    Prior,
-    all_pairs,
-    hamming_neighbors,
-)
-from privopt.notions import get_notion, notion_names
-from privopt.request import DesignRequest, prepare_request
-from privopt.solve import (
-    CertificateReport,
-    Curve,
-    DesignResult,
-    SolverRun,
-    design,
-    leakage_report,
-    solve_problem,
-    sweep,
-)
-from privopt.status import Status
 
 __version__ = "0.1.0"
+
+#: Public name → the module that defines it (``None``: the name is that submodule).
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "closed_forms": ("privopt.closed_forms", None),
+    "measures": ("privopt.measures", None),
+    "closed_form_checks": ("privopt.closed_form_checks", None),
+    "paper_programs": ("privopt.paper_programs", None),
+    "methods": ("privopt.methods", None),
+    "validation": ("privopt.validation", None),
+    "files": ("privopt.files", None),
+    "PrivacyProblem": ("privopt.methods.cvxpy_program", "PrivacyProblem"),
+    "build_problem": ("privopt.methods.cvxpy_program", "build_problem"),
+    "METHODS": ("privopt.methods", "METHODS"),
+    "method_names": ("privopt.methods", "method_names"),
+    "DesignRequest": ("privopt.request", "DesignRequest"),
+    "prepare_request": ("privopt.request", "prepare_request"),
+    "Status": ("privopt.status", "Status"),
+    "CertificateReport": ("privopt.solve", "CertificateReport"),
+    "SolverRun": ("privopt.solve", "SolverRun"),
+    "DatabasePrior": ("privopt.model", "DatabasePrior"),
+    "Distortion": ("privopt.model", "Distortion"),
+    "JointPrior": ("privopt.model", "JointPrior"),
+    "Mechanism": ("privopt.model", "Mechanism"),
+    "NeighborRelation": ("privopt.model", "NeighborRelation"),
+    "Prior": ("privopt.model", "Prior"),
+    "all_pairs": ("privopt.model", "all_pairs"),
+    "hamming_neighbors": ("privopt.model", "hamming_neighbors"),
+    "get_notion": ("privopt.notions", "get_notion"),
+    "notion_names": ("privopt.notions", "notion_names"),
+    "Curve": ("privopt.solve", "Curve"),
+    "DesignResult": ("privopt.solve", "DesignResult"),
+    "design": ("privopt.solve", "design"),
+    "leakage_report": ("privopt.solve", "leakage_report"),
+    "solve_problem": ("privopt.solve", "solve_problem"),
+    "sweep": ("privopt.solve", "sweep"),
+}
+
+# typing.TYPE_CHECKING without importing typing (it would cost start-up time, see _entry.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from typing import Any
+
+    from privopt import closed_forms, files, measures, methods, paper_programs, validation
+    from privopt.methods import METHODS, method_names
+    from privopt.methods.cvxpy_program import PrivacyProblem, build_problem
+    from privopt.model import (
+        DatabasePrior,
+        Distortion,
+        JointPrior,
+        Mechanism,
+        NeighborRelation,
+        Prior,
+        all_pairs,
+        hamming_neighbors,
+    )
+    from privopt.notions import get_notion, notion_names
+    from privopt.request import DesignRequest, prepare_request
+    from privopt.solve import (
+        CertificateReport,
+        Curve,
+        DesignResult,
+        SolverRun,
+        design,
+        leakage_report,
+        solve_problem,
+        sweep,
+    )
+    from privopt.status import Status
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562).
+
+    Parameters
+    ----------
+    name : str
+        The attribute asked for.
+
+    Returns
+    -------
+    object
+        The class, function or submodule.
+
+    Raises
+    ------
+    AttributeError
+        If ``name`` is not a public name of privopt.
+    """
+    try:
+        module_name, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'privopt' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not.
+
+    Returns
+    -------
+    list of str
+    """
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "CertificateReport",
@@ -65,15 +154,20 @@ __all__ = [
     "VerificationError",
     "all_pairs",
     "build_problem",
+    "closed_form_checks",
     "closed_forms",
     "design",
+    "files",
     "get_notion",
     "hamming_neighbors",
     "leakage_report",
     "measures",
     "method_names",
+    "methods",
     "notion_names",
+    "paper_programs",
     "prepare_request",
     "solve_problem",
     "sweep",
+    "validation",
 ]

@@ -1,7 +1,6 @@
-"""``python -m privopt``: the command line (see :mod:`privopt.cli`)."""
+"""``python -m privopt``: the command line (see :mod:`privopt.cli`), Ctrl-C safe from start-up."""
 
-import sys
+from privopt._entry import run
 
-from privopt.cli import main
-
-sys.exit(main())
+if __name__ == "__main__":
+    run()

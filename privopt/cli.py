@@ -1,17 +1,24 @@
-"""The ``privopt`` command line (spec/problem-format.md, "Commands and their JSON").
+"""The ``privopt`` command line (the README's "Command-line reference" documents it).
 
 Commands::
 
     privopt solve [FILE] [--json] [--solver NAME] [--out mech.json|.csv|.npz]
-    privopt curve FILE (--epsilon A:B:K | --max-distortion A:B:K)
-                  [--notions a,b,c] [--csv P] [--json] [--plot P.png] [--solver NAME]
+    privopt curve FILE (--epsilon A:B:K | --max-distortion A:B:K) [--max-points N]
+                  [--notions a,b,c] [--csv P] [--json] [--plot P.png|.pdf|.svg] [--solver NAME]
     privopt audit FILE [--json] [--mechanism mech.json|.csv|.npz]
     privopt demo [--out-dir DIR] [--json] [--no-plot]
     privopt notions | solvers
 
 Exit codes: 0 solved; 1 the request is infeasible (the least achievable value is on stderr and,
 with ``--json``, in the JSON); 2 bad input (stderr names the file, the key and what is wrong);
-3 a solver or verification failure, or an unexpected error. ``--debug`` shows tracebacks.
+3 a solver or verification failure, or an unexpected error; 130 interrupted (Ctrl-C).
+``--debug`` shows tracebacks.
+
+Outputs (``--out``, ``--csv``, ``--plot``, the demo's figure) are checked before any solving
+and written atomically (:mod:`privopt._io`): a temporary file in the target's folder renamed
+over the target, so an existing file is never left truncated. ``curve --csv`` streams its rows
+to ``PATH.partial`` while the sweep runs and renames it to ``PATH`` at the end; an interrupted
+or failed run keeps ``PATH.partial`` with the rows computed so far.
 """
 
 from __future__ import annotations
@@ -23,17 +30,26 @@ import json
 import math
 import os
 import re
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from privopt._io import (
+    atomic_stream,
+    atomic_write,
+    check_output_path,
+    escape_text,
+    same_output,
+)
 from privopt.errors import InfeasibleError, InputError, PrivoptError
 from privopt.files import ProblemSpec, check_reference, load_mechanism, load_problem, parse_problem
 
-__all__ = ["main", "build_parser", "DEMO_FIGURE"]
+__all__ = ["main", "build_parser", "DEMO_FIGURE", "MAX_CURVE_POINTS", "PLOT_FORMATS"]
 
 #: Default file name of the demo's figure.
 DEMO_FIGURE = "privopt-demo.png"
@@ -42,6 +58,18 @@ DEMO_SWEEP = (0.0, 3.0, 31)
 #: Largest mechanism printed in full in the human-readable output.
 MAX_PRINT_ROWS = 16
 MAX_PRINT_COLS = 10
+#: Most points of one ``privopt curve`` run (COUNT × notions; each point is one solve) unless
+#: ``--max-points`` allows more.
+MAX_CURVE_POINTS = 10_000
+#: ``curve --csv`` writes the rows computed so far to ``PATH.partial`` at least this often
+#: (seconds of solving); the sweep then resumes from the next point (its warm start restarts),
+#: but not before it has solved for :data:`CHECKPOINT_SETUP_FACTOR` times its set-up time.
+CHECKPOINT_SECONDS = 5.0
+CHECKPOINT_SETUP_FACTOR = 10.0
+#: Figure formats of ``--plot`` (the extension decides).
+PLOT_FORMATS = (".png", ".pdf", ".svg")
+#: Mechanism formats of ``solve --out``.
+MECHANISM_FORMATS = (".json", ".csv", ".npz")
 
 
 # --- small helpers ---------------------------------------------------------------------------
@@ -90,20 +118,32 @@ def _print_json(obj) -> None:
 
 
 def _fmt(value, digits: int = 9) -> str:
+    """A number for people: ``inf`` for an infinite level, ``—`` only for a missing value."""
     if value is None:
         return "—"
-    if isinstance(value, float) and math.isinf(value):
-        return "inf"
     if isinstance(value, (float, np.floating)):
-        return f"{float(value):.{digits}g}"
+        value = float(value)
+        return f"{value:.{digits}g}" if math.isfinite(value) else str(value)
     return str(value)
 
 
 def _fixed(value, decimals: int = 10) -> str:
+    """Fixed decimals; ``inf`` / ``nan`` as such, ``—`` for a missing value."""
     if value is None:
         return "—"
     value = float(value)
     return f"{value:.{decimals}f}" if math.isfinite(value) else str(value)
+
+
+def _lines(lines: Iterable[str]) -> str:
+    """Join report lines, each with control characters escaped (text from files is untrusted:
+    a title must not clear the screen or forge a line of the report)."""
+    return "\n".join(escape_text(line) for line in lines)
+
+
+def _note(message: str) -> None:
+    """One line on stderr, control characters escaped."""
+    print(escape_text(message), file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -119,8 +159,9 @@ def _about(path: str | None):
         raise
 
 
-def _parse_range(text: str, option: str) -> list[float]:
-    """``START:STOP:COUNT`` → COUNT evenly spaced values from START to STOP inclusive."""
+def _parse_range(text: str, option: str, max_points: int = MAX_CURVE_POINTS) -> list[float]:
+    """``START:STOP:COUNT`` → COUNT evenly spaced values from START to STOP inclusive (COUNT at
+    most ``max_points``, checked before anything is allocated)."""
     parts = text.split(":")
     if len(parts) != 3:
         raise InputError(f"expected START:STOP:COUNT (e.g. 0:2:21), got {text!r}", option)
@@ -133,11 +174,20 @@ def _parse_range(text: str, option: str) -> list[float]:
         ) from None
     if count < 1:
         raise InputError(f"COUNT must be >= 1, got {count}", option)
+    if count > max_points:
+        raise InputError(_too_many_points(count, max_points), option)
     if not (math.isfinite(start) and math.isfinite(stop)) or start < 0 or stop < 0:
         raise InputError(f"START and STOP must be finite numbers >= 0, got {text!r}", option)
     if count == 1:
         return [start]
     return [float(v) for v in np.linspace(start, stop, count)]
+
+
+def _too_many_points(count: int, max_points: int, what: str = "points") -> str:
+    return (
+        f"{count} {what} is more than the limit of {max_points} (--max-points); each point is "
+        f"one solve: ask for fewer, or pass --max-points {count} to run them all"
+    )
 
 
 def _progress(desc: str):
@@ -153,6 +203,15 @@ def _progress(desc: str):
     except ImportError:  # pragma: no cover - tqdm is an optional dependency
         return None
     return lambda points: tqdm(points, desc=desc, unit="pt", leave=False, file=sys.stderr)
+
+
+def _progress_bar(desc: str, total: int):
+    """A tqdm bar of ``total`` points updated by hand when stderr is a terminal, else ``None``."""
+    if _progress(desc) is None:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="pt", leave=False, file=sys.stderr)
 
 
 class _SolveStatus:
@@ -179,18 +238,11 @@ class _SolveStatus:
         self.bar.close()
 
 
-def _solve_progress():
+def _solve_progress() -> _SolveStatus | None:
     """A :class:`_SolveStatus` when stderr is a terminal, else ``None``."""
-    try:
-        interactive = sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        interactive = False
-    if not interactive:
+    if _progress("solving") is None:
         return None
-    try:
-        return _SolveStatus()
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        return None
+    return _SolveStatus()
 
 
 def _load_demo() -> ProblemSpec:
@@ -217,6 +269,8 @@ def _header(spec: ProblemSpec) -> list[str]:
 
 
 def _matrix_lines(matrix: np.ndarray, inputs, outputs, corner: str = "y \\ u") -> list[str]:
+    inputs = [escape_text(x) for x in inputs]  # escaped before the column widths are taken
+    outputs = [escape_text(u) for u in outputs]
     n_rows, n_cols = matrix.shape
     rows = list(range(min(n_rows, MAX_PRINT_ROWS)))
     cols = list(range(min(n_cols, MAX_PRINT_COLS)))
@@ -267,19 +321,22 @@ def _reference_lines(spec: ProblemSpec, checks: list[dict]) -> list[str]:
     return lines
 
 
-def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict]) -> str:
+def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -> str:
+    """The report of ``privopt solve``; numbers from ``result`` (raw floats: an infinite level
+    prints ``inf``) when given, else from the JSON object ``out``."""
     lines = _header(spec)
     notion = out["notion"]
+    raw = result
+    requested = dict(raw.requested) if raw is not None else out["requested"]
     if out.get("mode") == "max_distortion":
-        budget = out["requested"]["max_distortion"]
-        request = f"least {notion} level subject to E[d] <= {_fmt(budget)}"
+        request = f"least {notion} level subject to E[d] <= {_fmt(requested['max_distortion'])}"
     else:
-        request = f"least E[d] subject to {notion} <= {_fmt(out['requested']['epsilon'])} nats"
+        request = f"least E[d] subject to {notion} <= {_fmt(requested['epsilon'])} nats"
     lines += ["", f"request     {request}"]
     if out["status"] == "infeasible":
         lines.append("status      INFEASIBLE")
         lines.append(f"reason      {out.get('message', '')}")
-        return "\n".join(lines + [""] + _reference_lines(spec, checks))
+        return _lines(lines + [""] + _reference_lines(spec, checks))
     solver = out.get("solver", {})
     timing = solver.get("solve_time_s")
     lines.append(
@@ -293,38 +350,63 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict]) -> str:
             f"line search {ls.get('solves')} solves, bracket [{_fmt(ls['bracket'][0])}, "
             f"{_fmt(ls['bracket'][1])}]"
         )
-    cert = out.get("certificate")
-    if cert:
-        if cert.get("lower_bound") is not None:
-            lines.append(
-                f"certificate lower bound {_fmt(cert['lower_bound'], 12)}, relative gap "
-                f"{_fmt(cert['relative_gap'], 3)} (tolerance {cert['tolerance']:g}; "
-                f"{cert['source']})"
-            )
-        else:
-            lines.append(f"certificate {cert['source']}")
+    lines += _certificate_lines(out.get("certificate"))
     if out.get("message"):
         lines.append(f"note        {out['message']}")
-    if out["epsilon"] is None:
-        return "\n".join(lines + ["", "no feasible mechanism was found"])
-    lines.append(f"level       {notion} = {_fixed(out['epsilon'], 12)} nats")
-    lines.append(f"distortion  E[d] = {_fixed(out['distortion'], 12)}")
+    level = raw.epsilon if raw is not None else out["epsilon"]
+    distortion = raw.distortion if raw is not None else out["distortion"]
+    if level is None:
+        return _lines(lines + ["", "no feasible mechanism was found"])
+    lines.append(f"level       {notion} = {_fixed(level, 12)} nats")
+    lines.append(f"distortion  E[d] = {_fixed(distortion, 12)}")
     if out.get("mechanism") is None:
         lines += ["", "the mechanism is too large to print (it is held in structured form)"]
     else:
         lines += ["", "optimal mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
         lines += _matrix_lines(np.array(out["mechanism"]), out["inputs"], out["outputs"])
-    if out.get("leakage"):
-        lines += [""] + _leakage_lines(out["leakage"], notion, spec.prior, spec.neighbors)
+    leakage = dict(raw.leakage) if raw is not None else out.get("leakage")
+    if leakage:
+        lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors)
+    lines += _closed_form_lines(out.get("closed_form") or [])
     if checks:
         lines += [""] + _reference_lines(spec, checks)
-    return "\n".join(lines)
+    return _lines(lines)
+
+
+def _certificate_lines(cert: dict | None) -> list[str]:
+    """The certificate of an answer: its lower bound and gap, or what it rests on."""
+    if not cert:
+        return []
+    if cert.get("lower_bound") is None:
+        return [f"certificate {cert['source']}"]
+    return [
+        f"certificate lower bound {_fmt(cert['lower_bound'], 12)}, relative gap "
+        f"{_fmt(cert['relative_gap'], 3)} (tolerance {cert['tolerance']:g}; {cert['source']})"
+    ]
+
+
+def _closed_form_lines(checks: list[dict]) -> list[str]:
+    """The papers' closed forms that apply, checked on the answer."""
+    if not checks:
+        return []
+    lines = ["", "closed forms (the papers' statements that apply to this request)"]
+    for c in checks:
+        verdict = "OK" if c["passed"] else "FAILED"
+        value = ""
+        if c.get("expected") is not None:
+            value = f": {_fmt(c['expected'], 12)}"
+            if c.get("got") is not None:
+                value += f", answer {_fmt(c['got'], 12)}"
+        lines.append(f"  {c['statement']}{value}  {verdict}")
+        lines.append(f"    {c['source']}; {c['conditions']}")
+    return lines
 
 
 # --- commands --------------------------------------------------------------------------------
 def _solve_spec(
     spec: ProblemSpec, solver: str | None, time_limit: float | None = None
-) -> tuple[dict, list[dict]]:
+) -> tuple[dict, list[dict], Any]:
+    """Solve the file's request: (JSON object, reference checks, the raw result)."""
     status = _solve_progress()
     try:
         with _about(spec.path):
@@ -348,40 +430,44 @@ def _solve_spec(
             "checks": checks,
             "what": spec.reference.get("what"),
         }
-    return out, checks
+    return out, checks, result
 
 
 def _write_mechanism(out: dict, path: str) -> None:
+    """Write the mechanism of a solve atomically (format from the extension, checked before)."""
     ext = os.path.splitext(path)[1].lower()
     matrix = np.array(out["mechanism"], dtype=float)
-    try:
-        if ext == ".json":
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(_dumps(out) + "\n")
-        elif ext == ".csv":
-            with open(path, "w", newline="", encoding="utf-8") as fh:
-                writer = csv.writer(fh)
-                writer.writerow(["input", *out["outputs"]])
-                for label, row in zip(out["inputs"], matrix, strict=True):
-                    writer.writerow([label, *(repr(float(v)) for v in row)])
-        elif ext == ".npz":
+    if ext == ".json":
+        atomic_write(path, lambda fh: fh.write(_dumps(out) + "\n"), option="--out")
+    elif ext == ".csv":
+
+        def write_csv(fh) -> None:
+            writer = csv.writer(fh)
+            writer.writerow(["input", *out["outputs"]])
+            for label, row in zip(out["inputs"], matrix, strict=True):
+                writer.writerow([label, *(repr(float(v)) for v in row)])
+
+        atomic_write(path, write_csv, newline="", option="--out")
+    elif ext == ".npz":
+
+        def write_npz(fh) -> None:
             np.savez(
-                path,
+                fh,
                 mechanism=matrix,
                 inputs=np.array(out["inputs"], dtype=str),
                 outputs=np.array(out["outputs"], dtype=str),
             )
-        else:
-            raise InputError(f"unknown extension {ext!r}: use .json, .csv or .npz", "--out")
-    except OSError as exc:
-        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}", "--out") from None
+
+        atomic_write(path, write_npz, binary=True, option="--out")
+    else:  # pragma: no cover - refused by check_output_path before solving
+        raise InputError(f"unknown extension {ext!r}: use .json, .csv or .npz", "--out")
 
 
-def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args) -> int:
+def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args, result=None) -> int:
     if args.json:
         _print_json(out)
     else:
-        print(_solve_text(spec, out, checks))
+        print(_solve_text(spec, out, checks, result))
     if out["status"] == "infeasible":
         quantity = out.get("least_achievable_quantity") or "value"
         least = out.get("least_achievable")
@@ -389,15 +475,27 @@ def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args) -> int
         hint = ""
         if least is not None and "least achievable" not in message:
             hint = f"; least achievable {quantity}: {_fmt(least, 12)}"
-        print(f"privopt: {spec.path}: infeasible: {message}{hint}", file=sys.stderr)
+        _note(f"privopt: {spec.path}: infeasible: {message}{hint}")
         return 1
     if out["status"] == "time_limit":
-        print(f"privopt: {spec.path}: {out.get('message', 'time limit reached')}", file=sys.stderr)
+        _note(f"privopt: {spec.path}: {out.get('message', 'time limit reached')}")
         return 3
     return 0
 
 
-def cmd_solve(args) -> int:
+def cmd_solve(args: argparse.Namespace) -> int:
+    """``privopt solve``: solve a file's request, print the report or JSON, write ``--out``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0 solved, 1 infeasible (errors are raised; :func:`main` maps them).
+    """
     if args.file is None:
         spec = _load_demo()
         if not args.json:
@@ -405,16 +503,71 @@ def cmd_solve(args) -> int:
             print(" its privacy–distortion figure)\n")
     else:
         spec = load_problem(args.file)
-    if args.out and os.path.splitext(args.out)[1].lower() not in (".json", ".csv", ".npz"):
-        raise InputError(
-            f"unknown extension {os.path.splitext(args.out)[1]!r}: use .json, .csv or .npz", "--out"
-        )
-    out, checks = _solve_spec(spec, args.solver, args.time_limit)
+    if args.out:
+        check_output_path(args.out, "--out", extensions=MECHANISM_FORMATS, inputs=[args.file])
+    out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
     if args.out and out.get("mechanism") is not None:
         _write_mechanism(out, args.out)
         if not args.json:
-            print(f"\nwrote the mechanism to {args.out}")
-    return _finish_solve(spec, out, checks, args)
+            print(f"\nwrote the mechanism to {escape_text(args.out)}")
+    return _finish_solve(spec, out, checks, args, result)
+
+
+@contextlib.contextmanager
+def _stop_after_point_on_ctrl_c(enabled: bool) -> Iterator[dict]:
+    """While a ``curve --csv`` sweep runs, the first Ctrl-C asks to stop after the current point
+    (so that every row computed is kept); a second one interrupts at once.
+
+    Yields a dict whose ``"stop"`` entry turns true on the first Ctrl-C.
+    """
+    state = {"stop": False}
+    usable = enabled and threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if usable else None
+    if not usable or previous in (signal.SIG_IGN, None):
+        yield state
+        return
+
+    def first_interrupt(signum, frame) -> None:
+        state["stop"] = True
+        signal.signal(signal.SIGINT, previous)
+        _note(
+            "privopt: interrupted: stopping after the current point to keep the rows computed "
+            "so far (Ctrl-C again to stop at once)"
+        )
+
+    signal.signal(signal.SIGINT, first_interrupt)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class _Gate:
+    """The ``progress`` wrapper of a checkpointed sweep: hands out points until a checkpoint is
+    due (:data:`CHECKPOINT_SECONDS` of solving, and :data:`CHECKPOINT_SETUP_FACTOR` × the set-up
+    time) or a Ctrl-C asked to stop; the sweep then returns the records of the points it got."""
+
+    def __init__(self, stop: dict, bar=None):
+        self.stop = stop
+        self.bar = bar
+        self.handed = 0
+        self.created = time.perf_counter()
+
+    def __call__(self, values: Iterable[float]) -> Iterator[float]:
+        first = budget = None
+        for value in values:
+            now = time.perf_counter()
+            if self.stop["stop"]:
+                return
+            if first is None:
+                first = now
+                budget = max(CHECKPOINT_SECONDS, CHECKPOINT_SETUP_FACTOR * (first - self.created))
+            elif now - first >= budget:
+                return
+            self.handed += 1
+            yield value  # resumed when the sweep has recorded this point
+            if self.bar is not None:
+                self.bar.update(1)
 
 
 def _run_sweep(
@@ -423,23 +576,71 @@ def _run_sweep(
     mode: str,
     points: list[float],
     solver,
-    time_limit: float | None = None,
+    on_records: Callable[[list[dict]], None] | None = None,
+    stop: dict | None = None,
+    deadline=None,
 ):
+    """Sweep one notion; with ``on_records``, in stretches of about :data:`CHECKPOINT_SECONDS`
+    whose records are handed over as soon as they exist (streamed ``--csv``).
+
+    ``stop["stop"]`` (set by a first Ctrl-C) ends the sweep after the current point and raises
+    :class:`KeyboardInterrupt` once the finished records are handed over.
+    """
     from privopt.notions import get_notion
-    from privopt.solve import sweep
+    from privopt.solve import Curve, sweep
 
     key = "epsilons" if mode == "epsilon" else "max_distortions"
-    with _about(spec.path):
-        return sweep(
-            spec.prior,
-            spec.distortion,
-            notion,
-            solver=solver or spec.solver,
-            progress=_progress(get_notion(notion).name),
-            time_limit=time_limit if time_limit is not None else spec.time_limit,
-            **{key: points},
-            **spec.design_kwargs(notion),
-        )
+    name = get_notion(notion).name
+
+    def time_left() -> float | None:
+        return None if deadline is None or not deadline.limited else max(deadline.remaining(), 1e-6)
+
+    if on_records is None and stop is None:  # one warm sweep (the demo, curve without --csv)
+        with _about(spec.path):
+            return sweep(
+                spec.prior,
+                spec.distortion,
+                notion,
+                solver=solver or spec.solver,
+                progress=_progress(name),
+                time_limit=time_left(),
+                **{key: points},
+                **spec.design_kwargs(notion),
+            )
+    stop = stop if stop is not None else {"stop": False}
+    bar = _progress_bar(name, len(points))
+    records: list[dict] = []
+    results: list = []
+    done = 0
+    try:
+        while done < len(points) and not stop["stop"]:
+            gate = _Gate(stop, bar)
+            with _about(spec.path):
+                curve = sweep(
+                    spec.prior,
+                    spec.distortion,
+                    notion,
+                    solver=solver or spec.solver,
+                    progress=gate,
+                    time_limit=time_left(),
+                    **{key: points[done:]},
+                    **spec.design_kwargs(notion),
+                )
+            if len(curve.records) != gate.handed:  # pragma: no cover - defensive
+                raise RuntimeError(f"the sweep returned {len(curve.records)} of {gate.handed}")
+            if not gate.handed:  # Ctrl-C before the first point of this stretch
+                break
+            records += curve.records
+            results += curve.results
+            done += gate.handed
+            if on_records is not None:
+                on_records(curve.records)
+    finally:
+        if bar is not None:
+            bar.close()
+    if stop["stop"] and done < len(points):
+        raise KeyboardInterrupt
+    return Curve(name, mode, records, results)
 
 
 CURVE_COLUMNS = (
@@ -460,17 +661,83 @@ def _curve_records(curves) -> list[dict]:
     return [dict(r) for curve in curves for r in curve.records]
 
 
-def _write_csv(records: list[dict], path: str) -> None:
-    present = [c for c in CURVE_COLUMNS if any(c in r for r in records)]
-    extra = sorted({k for r in records for k in r} - set(present))
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=present + extra, extrasaction="ignore")
-            writer.writeheader()
+def _csv_value(value) -> Any:
+    """A CSV cell: empty for a missing value, ``inf`` for an infinite one."""
+    if value is None:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)  # str(inf) == "inf", read back by float() and pandas
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+class _CsvStream:
+    """The ``curve --csv`` table, streamed: rows go to ``PATH.partial`` as their points finish;
+    :meth:`commit` renames it to ``PATH`` (atomically); :meth:`abandon` keeps it, with a note on
+    stderr, when the run is interrupted or fails (``PATH`` itself is never touched then)."""
+
+    def __init__(self, path: str, mode: str):
+        self.path = path
+        # next to the file a link points to, so that the final rename stays in one folder
+        self.partial = (os.path.realpath(path) if os.path.islink(path) else path) + ".partial"
+        other = "requested_max_distortion" if mode == "epsilon" else "requested_epsilon"
+        self.columns = [c for c in CURVE_COLUMNS if c != other]
+        self.rows = 0
+        self._context = None
+        self._writer = None
+        self._fh = None
+
+    def write(self, records: list[dict]) -> None:
+        """Append rows and flush them to disk."""
+        try:
+            if self._writer is None:  # opened with the first finished point
+                self._context = atomic_stream(
+                    self.path, newline="", temp_path=self.partial, keep_on_error=True
+                )
+                self._fh = self._context.__enter__()
+                self._writer = csv.DictWriter(
+                    self._fh, fieldnames=self.columns, extrasaction="ignore"
+                )
+                self._writer.writeheader()
             for r in records:
-                writer.writerow({k: ("" if v is None else v) for k, v in _json_safe(r).items()})
-    except OSError as exc:
-        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}", "--csv") from None
+                self._writer.writerow({k: _csv_value(v) for k, v in r.items()})
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {self.partial!r}: {exc.strerror or exc} ({self.path!r} is "
+                "unchanged)",
+                "--csv",
+            ) from None
+        self.rows += len(records)
+
+    def commit(self) -> None:
+        """Rename ``PATH.partial`` to ``PATH`` (a header-only table when there were no rows)."""
+        if self._writer is None:
+            self.write([])
+        try:
+            self._context.__exit__(None, None, None)
+        except OSError as exc:
+            reason = exc.strerror or exc
+            raise InputError(f"cannot write {self.path!r}: {reason}", "--csv") from None
+
+    def abandon(self, exc: BaseException) -> None:
+        """Close ``PATH.partial`` after an interruption or an error: kept when it holds rows."""
+        if self._context is None:
+            return
+        with contextlib.suppress(Exception):
+            self._context.__exit__(type(exc), exc, exc.__traceback__)
+        if self.rows:
+            _note(
+                f"privopt: kept the {self.rows} row(s) computed so far in {self.partial} "
+                f"({self.path} is unchanged)"
+            )
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(self.partial)
 
 
 def _curve_text(spec: ProblemSpec, curves, mode: str) -> str:
@@ -489,7 +756,7 @@ def _curve_text(spec: ProblemSpec, curves, mode: str) -> str:
                 f"  {curve.notion:<24}{_fmt(r.get(f'requested_{mode}'), 6):>14}"
                 f"{_fmt(r.get('epsilon'), 10):>16}{_fmt(r.get('distortion'), 10):>16}  {status}"
             )
-    return "\n".join(lines)
+    return _lines(lines)
 
 
 class _NoMatplotlib(InputError):
@@ -497,6 +764,7 @@ class _NoMatplotlib(InputError):
 
 
 def _plot(spec: ProblemSpec, curves, path: str, highlight=None) -> str:
+    """Draw the curves (title: the sweep, not the file's single request) and save atomically."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -506,29 +774,40 @@ def _plot(spec: ProblemSpec, curves, path: str, highlight=None) -> str:
         ) from None
     from privopt import plotting
 
-    title = spec.title or "privacy–distortion trade-off"
-    try:
-        return plotting.plot_curves(
-            curves,
-            path,
-            prior=spec.prior,
-            distortion=spec.distortion,
-            neighbors=spec.neighbors,
-            title=title,
-            highlight=highlight,
-        )
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot write the figure {path!r}: {exc}", "--plot") from None
+    fig = plotting.plot_curves(
+        curves,
+        prior=spec.prior,
+        distortion=spec.distortion,
+        neighbors=spec.neighbors,
+        highlight=highlight,
+    )
+    return plotting.save_figure(fig, path, option="--plot")
 
 
-def cmd_curve(args) -> int:
+def cmd_curve(args: argparse.Namespace) -> int:
+    """``privopt curve``: sweep levels or budgets; stream ``--csv``, draw ``--plot``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0 every point solved or infeasible, 3 a point failed.
+    """
     from privopt.notions import get_notion
 
     spec = load_problem(args.file)
+    if args.max_points < 1:
+        raise InputError(f"must be >= 1, got {args.max_points}", "--max-points")
     if args.epsilon is not None:
-        mode, points = "epsilon", _parse_range(args.epsilon, "--epsilon")
+        mode, option = "epsilon", "--epsilon"
+        points = _parse_range(args.epsilon, option, args.max_points)
     else:
-        mode, points = "max_distortion", _parse_range(args.max_distortion, "--max-distortion")
+        mode, option = "max_distortion", "--max-distortion"
+        points = _parse_range(args.max_distortion, option, args.max_points)
     if args.notions:
         names = [n.strip() for n in args.notions.split(",") if n.strip()]
         if not names:
@@ -539,15 +818,39 @@ def cmd_curve(args) -> int:
             raise InputError(str(exc).split(": ", 1)[-1], "--notions") from None
     else:
         notions = [spec.notion]
-    for option, path in (("--plot", args.plot), ("--csv", args.csv)):
-        if path:
-            _check_writable(path, option)
-    curves = [
-        _run_sweep(spec, notion, mode, points, args.solver, args.time_limit) for notion in notions
-    ]
-    records = _curve_records(curves)
+    if len(points) * len(notions) > args.max_points:
+        total, what = len(points) * len(notions), f"points ({len(points)} × {len(notions)} notions)"
+        raise InputError(_too_many_points(total, args.max_points, what), option)
+    if args.plot:
+        check_output_path(args.plot, "--plot", extensions=PLOT_FORMATS, inputs=[args.file])
     if args.csv:
-        _write_csv(records, args.csv)
+        check_output_path(args.csv, "--csv", inputs=[args.file])
+        if args.plot and same_output(args.csv, args.plot):
+            raise InputError(f"{args.csv!r} is also the --plot file; give two paths", "--csv")
+    stream = _CsvStream(args.csv, mode) if args.csv else None
+    deadline = _deadline(args.time_limit, spec.time_limit)
+    try:
+        with _stop_after_point_on_ctrl_c(stream is not None) as stop:
+            curves = [
+                _run_sweep(
+                    spec,
+                    notion,
+                    mode,
+                    points,
+                    args.solver,
+                    on_records=stream.write if stream else None,
+                    stop=stop if stream else None,
+                    deadline=deadline,
+                )
+                for notion in notions
+            ]
+        if stream is not None:
+            stream.commit()
+    except BaseException as exc:
+        if stream is not None:
+            stream.abandon(exc)
+        raise
+    records = _curve_records(curves)
     if args.plot:
         _plot(spec, curves, args.plot)
     if args.json:
@@ -556,21 +859,12 @@ def cmd_curve(args) -> int:
         print(_curve_text(spec, curves, mode))
         for what, path in (("table", args.csv), ("figure", args.plot)):
             if path:
-                print(f"\nwrote the {what} to {path}")
+                print(f"\nwrote the {what} to {escape_text(path)}")
     errors = [r for r in records if r.get("status") == "error"]
     if errors:
-        print(
-            f"privopt: {spec.path}: {len(errors)} point(s) failed; first: {errors[0]['message']}",
-            file=sys.stderr,
-        )
+        _note(f"privopt: {spec.path}: {len(errors)} point(s) failed; first: {errors[0]['message']}")
         return 3
     return 0
-
-
-def _check_writable(path: str, option: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"the folder {folder!r} does not exist", option)
 
 
 def _audit(spec: ProblemSpec, mechanism) -> dict:
@@ -604,7 +898,19 @@ def _audit(spec: ProblemSpec, mechanism) -> dict:
     return out
 
 
-def cmd_audit(args) -> int:
+def cmd_audit(args: argparse.Namespace) -> int:
+    """``privopt audit``: measure every notion on a given mechanism.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0.
+    """
     spec = load_problem(args.file, "audit" if args.mechanism is None else "any")
     if args.mechanism is not None:
         mech = load_mechanism(args.mechanism)
@@ -634,24 +940,34 @@ def cmd_audit(args) -> int:
     lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
     lines += ["", "PML per output ℓ(X→u) (nats)"]
     lines += [
-        f"  {str(u):<12}{_fmt(v, 12)}"
+        f"  {escape_text(u):<12}{_fmt(v, 12)}"
         for u, v in zip(out["outputs"], out["pml_per_output"], strict=True)
     ]
     if out["distortion"] is not None:
         lines += ["", f"distortion  E[d] = {_fmt(out['distortion'], 12)}"]
     if checks:
         lines += [""] + _reference_lines(spec, checks)
-    print("\n".join(lines))
+    print(_lines(lines))
     return 0
 
 
-def cmd_demo(args) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``privopt demo``: solve the built-in problem and draw its figure.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0 solved, 1 infeasible.
+    """
     start = time.perf_counter()
     spec = _load_demo()
-    out, checks = _solve_spec(spec, args.solver, args.time_limit)
-    figure = None
-    curves = []
-    if not args.no_plot:
+    target = None
+    if not args.no_plot:  # the figure's folder is made and checked before any solving
         out_dir = args.out_dir or "."
         try:
             os.makedirs(out_dir, exist_ok=True)
@@ -659,42 +975,60 @@ def cmd_demo(args) -> int:
             raise InputError(
                 f"cannot create {out_dir!r}: {exc.strerror or exc}", "--out-dir"
             ) from None
+        target = check_output_path(os.path.join(out_dir, DEMO_FIGURE), "--out-dir")
+    out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
+    figure = None
+    curves = []
+    if target is not None:
         start_eps, stop_eps, count = DEMO_SWEEP
         points = [float(v) for v in np.linspace(start_eps, stop_eps, count)]
         notions = ["identifiability", "dp"]
+        deadline = _deadline(args.time_limit, spec.time_limit)
         curves = [
-            _run_sweep(spec, n, "epsilon", points, args.solver, args.time_limit) for n in notions
+            _run_sweep(spec, n, "epsilon", points, args.solver, deadline=deadline) for n in notions
         ]
         highlight = None
         if out["status"] != "infeasible":
             highlight = (
                 out["epsilon"],
                 out["distortion"],
-                f"this design: {out['notion']} ε = {_fmt(out['epsilon'], 4)}, "
-                f"E[d] = {_fmt(out['distortion'], 6)}",
+                f"this design: {out['notion']}, $\\varepsilon = {_fmt(out['epsilon'], 4)}$, "
+                f"$E[d] = {_fmt(out['distortion'], 6)}$",
             )
         try:
-            figure = _plot(spec, curves, os.path.join(out_dir, DEMO_FIGURE), highlight)
+            figure = _plot(spec, curves, target, highlight)
         except _NoMatplotlib as exc:
-            print(f"privopt: warning: no figure: {exc}", file=sys.stderr)
+            _note(f"privopt: warning: no figure: {exc}")
     elapsed = time.perf_counter() - start
     if args.json:
         out["figure"] = figure
         out["curves"] = _curve_records(curves)
         _print_json(out)
     else:
-        print(_solve_text(spec, out, checks))
+        print(_solve_text(spec, out, checks, result))
         if figure:
             print(
                 f"\nprivacy–distortion curves of identifiability and dp for ε in "
                 f"[{DEMO_SWEEP[0]:g}, {DEMO_SWEEP[1]:g}] with the closed forms of Wang et al.:"
             )
-            print(f"  wrote {figure}")
+            print(f"  wrote {escape_text(figure)}")
         print(f"\n(done in {elapsed:.1f} s; try `privopt solve problems/<file>.toml` next)")
     return 1 if out["status"] == "infeasible" else 0
 
 
-def cmd_notions(args) -> int:
+def cmd_notions(args: argparse.Namespace) -> int:
+    """``privopt notions``: list the privacy notions.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0.
+    """
     from privopt.notions import NOTIONS, notion_names
 
     rows = []
@@ -719,7 +1053,19 @@ def cmd_notions(args) -> int:
     return 0
 
 
-def cmd_solvers(args) -> int:
+def cmd_solvers(args: argparse.Namespace) -> int:
+    """``privopt solvers``: list the solvers and fast paths.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0.
+    """
     from privopt.methods import METHODS, method_names
 
     rows = [
@@ -737,8 +1083,15 @@ def cmd_solvers(args) -> int:
     return 0
 
 
-# --- parser and entry point ------------------------------------------------------------------
+def _deadline(option: float | None, from_file: float | None):
+    """The deadline of a command: ``--time-limit``, else the file's ``[solver] time_limit``."""
+    from privopt.methods.base import Deadline
+
+    return Deadline(option if option is not None else from_file)
+
+
 def _seconds(text: str) -> float:
+    """``--time-limit``: seconds, a number > 0."""
     from privopt.validation import check_time_limit
 
     try:
@@ -763,6 +1116,12 @@ def _time_limit_option(p: argparse.ArgumentParser, what: str = "") -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``privopt`` (one sub-command per ``cmd_*`` function).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
@@ -771,8 +1130,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="privopt",
         description="Design and audit optimal privacy mechanisms by convex optimisation.",
-        epilog="Exit codes: 0 solved, 1 infeasible, 2 bad input, 3 solver failure. "
-        "Start with `privopt demo`.",
+        epilog="Exit codes: 0 solved, 1 infeasible, 2 bad input, 3 solver failure, "
+        "130 interrupted. Start with `privopt demo`.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     from privopt import __version__
@@ -812,10 +1171,21 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--max-distortion", metavar="A:B:K", help="K distortion budgets from A to B (inclusive)"
     )
+    p.add_argument(
+        "--max-points",
+        metavar="N",
+        type=int,
+        default=MAX_CURVE_POINTS,
+        help=f"refuse to run more than N points in all (default {MAX_CURVE_POINTS})",
+    )
     p.add_argument("--notions", metavar="a,b,c", help="sweep these notions instead of the file's")
-    p.add_argument("--csv", metavar="PATH", help="write the table as CSV")
+    p.add_argument(
+        "--csv",
+        metavar="PATH",
+        help="write the table as CSV (streamed to PATH.partial, renamed to PATH at the end)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON array on stdout")
-    p.add_argument("--plot", metavar="PATH", help="write a figure (.png, .pdf, .svg)")
+    p.add_argument("--plot", metavar="PATH", help="write a figure (.png, .pdf or .svg)")
     p.add_argument(
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
@@ -864,8 +1234,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (never raises, never prints a traceback
-    unless ``--debug``)."""
+    """Run the command line; never raises, never prints a traceback unless ``--debug``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 solved, 1 infeasible, 2 bad input, 3 solver failure or unexpected error,
+        130 interrupted (Ctrl-C).
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -880,7 +1261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
 
     def fail(code: int, kind: str, message: str, least=None) -> int:
-        print(f"privopt: {kind}: {message}", file=sys.stderr)
+        _note(f"privopt: {kind}: {message}")  # escaped; the JSON below keeps it exact
         if want_json:
             category = {"error": "input", "solver failure": "solver"}.get(kind, kind.split()[0])
             payload = {"status": "error", "error": category, "message": message}

@@ -1,4 +1,4 @@
-"""Problem files: TOML in, a validated :class:`ProblemSpec` out (spec/problem-format.md).
+"""Problem files: TOML in, a validated :class:`ProblemSpec` out (README: "Problem files").
 
 A problem file says what the designer knows (``[prior]``, ``[distortion]``), what they ask
 for (``[privacy]``: a notion and either ``epsilon`` or ``max_distortion``) and optionally how
@@ -13,7 +13,7 @@ and types of what it reads; the values are checked by the same validation as the
 (:mod:`privopt.validation`, :func:`privopt.request.prepare_request`), so a mistake gets the
 same message in a file and in Python.
 
-Optional keys beyond the spec (all documented in README.cli.md):
+Optional keys beyond the basic format (all documented in README.md, "Problem files by example"):
 
 ``[prior.database] symbols``
     names of the ``m`` row values (database labels join them).
@@ -36,8 +36,11 @@ Optional keys beyond the spec (all documented in README.cli.md):
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +51,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 import numpy as np
 
+from privopt._io import check_toml_text, decode_text, max_file_bytes, read_input_file
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
 from privopt.model._validate import as_labels, as_pmf
@@ -277,16 +281,46 @@ def load_problem(path: str | os.PathLike, purpose: str = "solve") -> ProblemSpec
         Naming the file, the key and what is wrong.
     """
     name = os.fspath(path)
+    data = read_toml(name)
+    return parse_problem(data, name, purpose)
+
+
+def read_toml(path: str | os.PathLike) -> dict:
+    """Read a TOML file safely: a regular file of bounded size, checked before parsing.
+
+    Only regular files are read (a FIFO, ``/dev/zero`` or a directory is refused without
+    blocking), at most ``PRIVOPT_MAX_FILE_BYTES`` bytes (default 16 MiB); a UTF-8 byte-order
+    mark is accepted; documents that would make :mod:`tomllib` swell or overflow its stack
+    (dotted keys of more than 16 parts, more than 32 nested arrays, more than 10,000 keys)
+    are refused. The limits are the constants of :mod:`privopt._io`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The TOML file.
+
+    Returns
+    -------
+    dict
+        The parsed document.
+
+    Raises
+    ------
+    InputError
+        ``"<path>: …"``: unreadable, not a regular file, too large, not UTF-8, over a limit,
+        or invalid TOML (with the line and column).
+    """
+    name = os.fspath(path)
+    text = decode_text(read_input_file(name), name)
+    check_toml_text(text, name)
     try:
-        with open(name, "rb") as fh:
-            data = tomllib.load(fh)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _error(name, None, f"invalid TOML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise _error(name, None, f"not UTF-8 text: {exc}") from None
-    except OSError as exc:
-        raise _error(name, None, f"cannot read the file: {exc.strerror or exc}") from None
-    return parse_problem(data, name, purpose)
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise _error(name, None, f"invalid TOML: {exc}") from None
+    except (RecursionError, MemoryError):  # the pre-scan should make these unreachable
+        raise _error(name, None, "the document is too deeply nested or too large") from None
 
 
 def parse_problem(data: dict, path: str = "<problem>", purpose: str = "solve") -> ProblemSpec:
@@ -786,31 +820,60 @@ def check_reference(reference: dict, result: dict) -> list[dict]:
 
 # --- mechanisms from files -------------------------------------------------------------------
 def load_mechanism(path: str | os.PathLike) -> Mechanism:
-    """Read a mechanism written by ``privopt solve --out`` (``.json``, ``.csv`` or ``.npz``)."""
+    """Read a mechanism written by ``privopt solve --out`` (``.json``, ``.csv`` or ``.npz``).
+
+    The file is read like a problem file (a regular file of at most
+    ``PRIVOPT_MAX_FILE_BYTES`` bytes); ``.npz`` archives are read without pickle and refused
+    when their arrays would unpack to more than that size.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The mechanism file; the format follows the extension.
+
+    Returns
+    -------
+    Mechanism
+        With the input and output labels of the file.
+
+    Raises
+    ------
+    InputError
+        ``"<path>: …"`` naming what is wrong.
+    """
     name = os.fspath(path)
     ext = os.path.splitext(name)[1].lower()
+    if ext not in (".json", ".csv", ".npz"):
+        raise _error(name, None, f"unknown extension {ext!r}: use .json, .csv or .npz")
+    limit = max_file_bytes()
+    raw = read_input_file(name, limit)
     try:
         if ext == ".json":
-            with open(name, encoding="utf-8") as fh:
-                return Mechanism.from_json(fh.read())
+            return Mechanism.from_json(decode_text(raw, name))
         if ext == ".csv":
-            import csv
-
-            with open(name, newline="", encoding="utf-8") as fh:
-                rows = list(csv.reader(fh))
+            rows = list(csv.reader(io.StringIO(decode_text(raw, name), newline="")))
             if len(rows) < 2:
                 raise _error(name, None, "expected a header row and one row per input")
             outputs = rows[0][1:]
             inputs = [r[0] for r in rows[1:]]
             matrix = [[float(v) for v in r[1:]] for r in rows[1:]]
             return Mechanism(matrix, inputs, outputs)
-        if ext == ".npz":
-            with np.load(name, allow_pickle=False) as data:
-                inputs = data["inputs"].tolist() if "inputs" in data else None
-                outputs = data["outputs"].tolist() if "outputs" in data else None
-                return Mechanism(data["mechanism"], inputs, outputs)
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > limit:
+            raise _error(
+                name,
+                None,
+                f"the archive unpacks to {unpacked} bytes, more than the limit of {limit} "
+                "(PRIVOPT_MAX_FILE_BYTES)",
+            )
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+            inputs = data["inputs"].tolist() if "inputs" in data else None
+            outputs = data["outputs"].tolist() if "outputs" in data else None
+            return Mechanism(data["mechanism"], inputs, outputs)
     except InputError as exc:
         raise _rewrap(name, exc) from None
-    except (OSError, ValueError, KeyError) as exc:
+    except RecursionError:
+        raise _error(name, None, "cannot read the mechanism: nested too deeply") from None
+    except (OSError, ValueError, KeyError, csv.Error, zipfile.BadZipFile) as exc:
         raise _error(name, None, f"cannot read the mechanism: {exc}") from None
-    raise _error(name, None, f"unknown extension {ext!r}: use .json, .csv or .npz")

@@ -1,20 +1,38 @@
-"""Privacy–distortion figures (matplotlib, drawn off-screen with the Agg canvas).
+"""Privacy–distortion figures for notebooks and papers (matplotlib, no pyplot).
 
 Imported lazily by the plotting commands only, so that ``import privopt`` never pulls in
-matplotlib. The figure is built on a :class:`matplotlib.figure.Figure` with an Agg canvas,
-without pyplot, so it neither needs a display nor changes the backend of a user's session.
+matplotlib. :func:`plot_curves` draws on a given :class:`~matplotlib.axes.Axes` or on a new
+:class:`~matplotlib.figure.Figure` with an off-screen Agg canvas (no display needed, the
+backend of a user's session is left alone) and returns the figure; writing a file is a separate
+step, :func:`save_figure`, which writes atomically.
 
-Closed-form overlays are drawn where the papers give the answer (spec/math.md §3):
+What is drawn:
 
-* databases (or a single alphabet, read as ``n = 1`` row) with Hamming distortion, for ``dp``,
-  ``ldp`` and ``identifiability``: ``h(ε)`` ([004] eq. 36) and the Theorem 1 sandwich
-  ``h(ε + ε_X) ≤ D*_DP(ε) ≤ h(ε)``, with ``ε_X`` and ``ε̃_X`` marked (identifiability is
-  infeasible below ``ε_X`` and equals ``h(ε)`` from ``ε̃_X`` on);
-* ``mutual_information`` on databases with Hamming distortion: the PD-MIP closed form
-  ``ε*_m(D) = H(X) − n h_b(D/n) − D ln(m − 1)`` on ``D ≤ h(ε̃_X)`` ([004] Thm 2, spec §3.7);
-* ``mutual_information`` when the observed ``Y`` is uniform on ``k`` symbols, a function of the
-  secret, with Hamming distortion: the rate–distortion function ``ln k − h_b(D) − D ln(k−1)``
-  ([002] Corollary 1, spec §2.4).
+* one line per curve (one per notion), thin lines, distinct colours (Okabe–Ito, colour-blind
+  safe), markers and dash patterns, so that curves that coincide stay visible;
+* level sweeps (``--epsilon``) at ``(requested ε, D*(ε))``; budget sweeps
+  (``--max-distortion``) at the *achieved* point ``(least ε*, E[d] of the optimal mechanism)``:
+  a budget above what the least level needs is slack and does not lie on the curve, so such
+  points are drawn hollow and the legend says so (a budget of 1.0 whose answer has
+  ``E[d] = 0.7`` is drawn at 0.7, not at 1.0);
+* closed forms where the papers give the answer:
+
+  - databases (or a single alphabet, read as ``n = 1`` row) with Hamming distortion, for
+    ``dp``, ``ldp`` and ``identifiability``: ``h(ε) = n / (1 + e^ε/(m − 1))`` (Wang, Ying and
+    Zhang, eq. 36) and the band ``h(ε + ε_X) ≤ D*_DP(ε) ≤ h(ε)`` of their Theorem 1, with
+    ``ε_X`` (identifiability is infeasible below it) and ``ε̃_X`` (from which
+    ``D*_I(ε) = h(ε)``) marked;
+  - ``mutual_information`` on databases with Hamming distortion: the PD-MIP closed form
+    ``H(X) − n h_b(D/n) − D ln(m − 1)`` on ``D ≤ h(ε̃_X)`` (Wang, Ying and Zhang, Theorem 2);
+  - ``mutual_information`` when the observed ``Y`` is uniform on ``k`` symbols and a function
+    of the secret, with Hamming distortion: the rate–distortion function
+    ``ln k − h_b(D) − D ln(k − 1)`` (Calmon and Fawaz, Corollary 1);
+
+* a title that describes the sweep (mode, notions, prior, distortion) and a legend outside the
+  axes (below them), so that it never hides a curve.
+
+Labels use matplotlib's mathtext (``$\\varepsilon_X$``, ``$\\tilde{\\varepsilon}_X$``,
+``$h^{-1}$``).
 """
 
 from __future__ import annotations
@@ -22,20 +40,79 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privopt import closed_forms
+from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion
 
-__all__ = ["plot_curves", "XLABEL", "YLABEL"]
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-XLABEL = "privacy level ε (nats)"
-YLABEL = "expected distortion E[d]"
+__all__ = [
+    "plot_curves",
+    "plot_curve",
+    "save_figure",
+    "sweep_title",
+    "FIGURE_FORMATS",
+    "XLABEL",
+    "YLABEL",
+    "BUDGET_XLABEL",
+    "BUDGET_YLABEL",
+]
 
+#: File formats of :func:`save_figure` (the extension of the path decides).
+FIGURE_FORMATS = (".png", ".pdf", ".svg")
+#: Axis labels of a level sweep.
+XLABEL = r"privacy level $\varepsilon$ (nats)"
+YLABEL = r"least expected distortion $D^*(\varepsilon)$"
+#: Axis labels of a budget sweep (points at the achieved level and distortion).
+BUDGET_XLABEL = r"least privacy level $\varepsilon^*$ (nats)"
+BUDGET_YLABEL = r"achieved expected distortion $E[d]$"
+#: A budget counts as not binding when budget − E[d] > SLACK_TOL · max(budget, 1) (solvers meet a
+#: binding budget to about 1e-7).
+SLACK_TOL = 1e-6
+
+# Okabe–Ito colours (without yellow) plus wine and grey: 8 distinguishable, colour-blind safe
+_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#555555"]
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "h"]
-_LINESTYLES = ["-", "--", "-.", (0, (3, 1, 1, 1, 1, 1))]
-_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+_LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1.5, 1, 1.5, 1, 1.5)), (0, (8, 2)), "-", "--"]
+_LINE_WIDTH = 1.3
+_OVERLAY_WIDTH = 1.0
+_LEGEND_FONT = 7.5
+_FIG_WIDTH = 7.0
+_FIG_HEIGHT = 4.2
+_EPS = r"\varepsilon"
+_DDP = r"$D^*_{\mathrm{DP}}$"
+_DI = r"$D^*_{\mathrm{I}}$"
+
+
+# --- what the problem is ---------------------------------------------------------------------
+def _as_problem(prior, distortion):
+    """Accept what :func:`privopt.design` accepts: a pmf for the prior; ``"hamming"``,
+    ``"absolute"``, ``"squared"`` or a matrix for the distortion."""
+    if prior is not None and not hasattr(prior, "n_inputs"):
+        from privopt.model.prior import as_prior
+
+        prior = as_prior(prior)
+    if distortion is None or isinstance(distortion, Distortion):
+        return prior, distortion
+    if isinstance(distortion, str):
+        if prior is None:
+            return prior, None
+        if distortion == "hamming" and getattr(prior, "is_database", False):
+            return prior, Distortion.database_hamming(prior.m, prior.n)
+        if distortion in ("hamming", "absolute", "squared"):
+            return prior, getattr(Distortion, distortion)(prior.n_inputs)
+        raise InputError(
+            f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or one of "
+            "'hamming', 'absolute', 'squared'",
+            "distortion",
+        )
+    return prior, Distortion.from_matrix(distortion)
 
 
 def _as_database(prior) -> DatabasePrior | None:
@@ -76,7 +153,89 @@ def _rd_alphabet(prior) -> int | None:
     return None
 
 
-def _overlays(ax, prior, distortion, notions, neighbors, x_max: float) -> None:
+def _pmf_text(p, max_len: int = 6) -> str:
+    p = np.asarray(p, dtype=float)
+    if p.size > max_len:
+        return f"{p.size} values"
+    return "(" + ", ".join(f"{v:.3g}" for v in p) + ")"
+
+
+def _is_uniform(p) -> bool:
+    p = np.asarray(p, dtype=float)
+    return bool(np.allclose(p, 1.0 / p.size, rtol=0, atol=1e-12))
+
+
+def _prior_text(prior) -> str:
+    """A short description of a prior for a title, e.g. ``2-row databases over 2 symbols,
+    prior (0.6, 0.4) ⊗ (0.7, 0.3)``."""
+    if prior is None:
+        return ""
+    if getattr(prior, "is_database", False):
+        m, n = prior.m, prior.n
+        head = f"{n}-row databases over {m} symbols" if n > 1 else f"{m} symbols"
+        margs = None
+        if prior.is_iid or prior.size <= 2**16:
+            margs = prior.marginals()
+        if margs is not None and all(np.allclose(q, margs[0], atol=1e-12) for q in margs):
+            rows = "uniform" if _is_uniform(margs[0]) else _pmf_text(margs[0])
+            return f"{head}, i.i.d. rows {rows}" if n > 1 else f"{head}, prior {rows}"
+        if margs is not None and n <= 3:
+            return f"{head}, prior " + " ⊗ ".join(_pmf_text(q) for q in margs)
+        if margs is not None:
+            return f"{head}, independent rows"
+        return f"{head}, uniform prior" if _is_uniform(prior.probs) else f"{head}, joint prior"
+    if getattr(prior, "is_joint", False):
+        return f"private S ({prior.n_secrets} values), observed Y ({prior.n_inputs} values)"
+    probs = np.asarray(prior.probs)
+    if _is_uniform(probs):
+        return f"uniform prior on {probs.size} symbols"
+    return f"prior {_pmf_text(probs)}"
+
+
+def _distortion_text(distortion: Distortion | None) -> str:
+    if distortion is None:
+        return ""
+    kind = getattr(distortion, "kind", None)
+    return {
+        "hamming": "Hamming distortion",
+        "absolute": "absolute distortion |y − u|",
+        "squared": "squared distortion (y − u)²",
+    }.get(kind, "matrix distortion")
+
+
+def sweep_title(curves: Sequence, prior=None, distortion: Distortion | None = None) -> str:
+    """The default title of a figure of sweeps: what was swept, for which notions, on what.
+
+    Parameters
+    ----------
+    curves : sequence of :class:`privopt.solve.Curve`
+        The curves of the figure.
+    prior : Prior, JointPrior or DatabasePrior, optional
+        Described on the second line (alphabet and probabilities).
+    distortion : Distortion, optional
+        Its kind is named on the second line.
+
+    Returns
+    -------
+    str
+        One or two lines, e.g. ``"Least distortion at each privacy level: identifiability, dp"``
+        and ``"2-row databases over 2 symbols, prior (0.6, 0.4) ⊗ (0.7, 0.3), Hamming
+        distortion"``.
+    """
+    notions = [c.notion for c in curves]
+    modes = {c.mode for c in curves}
+    if modes == {"max_distortion"}:
+        first = "Least privacy level within each distortion budget"
+    else:
+        first = "Least distortion at each privacy level"
+    if notions:
+        first += ": " + (", ".join(notions) if len(notions) <= 3 else f"{len(notions)} notions")
+    second = ", ".join(t for t in (_prior_text(prior), _distortion_text(distortion)) if t)
+    return first + ("\n" + second if second else "")
+
+
+# --- drawing ---------------------------------------------------------------------------------
+def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mode: bool) -> None:
     grid = np.linspace(0.0, x_max, 400)
     db = _as_database(prior) if _is_hamming(distortion, prior) else None
     pairwise = {"dp", "identifiability", "ldp"} & set(notions)
@@ -87,40 +246,62 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float) -> None:
         eps_x = closed_forms.epsilon_x(db)
         eps_t = closed_forms.epsilon_tilde_x(db)
         if n == 1:
-            h_label = f"h(ε) = {m - 1}/(e^ε + {m - 1}): {m}-ary randomised response"
+            h_label = rf"$h({_EPS}) = {m - 1}/(e^{{{_EPS}}} + {m - 1})$"
         else:
-            h_label = "h(ε) (Wang et al. eq. 36)"
+            h_label = rf"$h({_EPS})$"
+        if budget_mode:
+            h_label += rf" (${_EPS} = h^{{-1}}(D)$)"
+        marks_tilde = math.isfinite(eps_t) and eps_t <= x_max
         if eps_x <= 1e-12:
-            h_label += ": optimal for dp, ldp and identifiability (uniform prior)"
+            h_label += ": optimal for dp, ldp, identifiability"
         else:
-            h_label += ": upper bound on D*_DP"
-            if "identifiability" in notions:
-                h_label += "; = D*_I for ε ≥ ε̃_X"
-        ax.plot(grid, h, color="black", lw=1.2, label=h_label)
+            h_label += f": upper bound on {_DDP}"
+            if "identifiability" in notions and marks_tilde:
+                h_label += rf", $= D^*_{{\mathrm{{I}}}}$ from $\tilde{{{_EPS}}}_X$"
+        ax.plot(grid, h, color="black", lw=_OVERLAY_WIDTH, label=h_label, zorder=2)
         if math.isfinite(eps_x) and eps_x > 1e-12:
             low = closed_forms.h(grid + eps_x, m, n)
             ax.plot(
-                grid, low, color="black", lw=1.0, ls="--", label="h(ε + ε_X): lower bound on D*_DP"
+                grid,
+                low,
+                color="black",
+                lw=_OVERLAY_WIDTH,
+                ls="--",
+                label=rf"$h({_EPS} + {_EPS}_X)$: lower bound on {_DDP}",
+                zorder=2,
             )
             ax.fill_between(
                 grid,
                 low,
                 h,
                 color="grey",
-                alpha=0.15,
+                alpha=0.13,
                 lw=0,
-                label="Wang et al. Thm 1 sandwich for D*_DP",
+                label=f"band of {_DDP} (Wang et al. Thm 1)",
+                zorder=1,
             )
+            same = math.isfinite(eps_t) and abs(eps_t - eps_x) <= 1e-9
             if eps_x <= x_max and "identifiability" in notions:
-                ax.axvline(
+                name = rf"${_EPS}_X = \tilde{{{_EPS}}}_X$" if same else rf"${_EPS}_X$"
+                mark = ax.axvline(
                     eps_x,
                     color="grey",
                     ls=":",
-                    lw=1.2,
-                    label=f"ε_X = {eps_x:.4g} (identifiability infeasible below)",
+                    lw=_OVERLAY_WIDTH,
+                    label=f"{name} = {eps_x:.4g}: identifiability infeasible below",
+                    zorder=2,
                 )
-            if math.isfinite(eps_t) and eps_t - eps_x > 1e-9 and eps_t <= x_max:
-                ax.axvline(eps_t, color="grey", ls="-.", lw=1.0, label=f"ε̃_X = {eps_t:.4g}")
+                mark.set_gid("epsilon_x")
+            if marks_tilde and not same:
+                mark = ax.axvline(
+                    eps_t,
+                    color="grey",
+                    ls="-.",
+                    lw=_OVERLAY_WIDTH,
+                    label=rf"$\tilde{{{_EPS}}}_X$ = {eps_t:.4g}: {_DI} $= h$ from here",
+                    zorder=2,
+                )
+                mark.set_gid("epsilon_tilde_x")
     if "mutual_information" in notions and distortion is not None:
         if db is not None and getattr(prior, "is_database", False):
             lo, hi = closed_forms.pdmip_valid_range(db)
@@ -131,9 +312,10 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float) -> None:
                 rate[keep],
                 ds[keep],
                 color="black",
-                lw=1.2,
+                lw=_OVERLAY_WIDTH,
                 ls=(0, (1, 1)),
                 label="PD-MIP closed form (Wang et al. Thm 2)",
+                zorder=2,
             )
         k = _rd_alphabet(prior) if distortion.kind == "hamming" else None
         if k is not None:
@@ -144,110 +326,339 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float) -> None:
                 rate[keep],
                 ds[keep],
                 color="black",
-                lw=1.2,
+                lw=_OVERLAY_WIDTH,
                 ls=(0, (1, 1)),
-                label=f"rate–distortion ln {k} − h_b(D) − D ln {k - 1} (Calmon–Fawaz Cor. 1)",
+                label=rf"$\ln {k} - h_b(D) - D\ln {k - 1}$ (Calmon–Fawaz Cor. 1)",
+                zorder=2,
             )
 
 
+def _solved(curve) -> np.ndarray:
+    """Points that have an answer (optimal, finite level and distortion)."""
+    status = np.array(
+        [r.get("status") in ("optimal", "optimal_inaccurate") for r in curve.records], dtype=bool
+    )
+    return status & np.isfinite(curve.column("epsilon")) & np.isfinite(curve.column("distortion"))
+
+
 def _curve_xy(curve) -> tuple[np.ndarray, np.ndarray]:
-    """The points of a curve: ``(requested ε, D*)`` for a level sweep, ``(least ε*, budget)``
-    for a budget sweep (so flat stretches of the curve stay visible)."""
+    """The points of a curve: ``(requested ε, D*)`` for a level sweep, the achieved
+    ``(least ε*, E[d])`` for a budget sweep (the budget itself may be slack)."""
     if curve.mode == "epsilon":
         return curve.column("requested_epsilon"), curve.column("distortion")
-    return curve.column("epsilon"), curve.column("requested_max_distortion")
+    return curve.column("epsilon"), curve.column("distortion")
+
+
+def _slack(curve) -> np.ndarray:
+    """Budget sweeps: points whose budget is above the achieved distortion (not binding)."""
+    if curve.mode != "max_distortion":
+        return np.zeros(len(curve.records), dtype=bool)
+    budget = curve.column("requested_max_distortion")
+    achieved = curve.column("distortion")
+    with np.errstate(invalid="ignore"):
+        return budget - achieved > SLACK_TOL * np.maximum(np.abs(budget), 1.0)
+
+
+def _annotate_slack(ax, x, y, budgets, slack, color: str) -> None:
+    """Name the budgets that share each hollow (slack) point."""
+    groups: dict[tuple[float, float], list[float]] = {}
+    for j in np.flatnonzero(slack):
+        groups.setdefault((round(float(x[j]), 9), round(float(y[j]), 9)), []).append(budgets[j])
+    for (px, py), values in groups.items():
+        values = sorted(values)
+        shown = ", ".join(f"{b:.3g}" for b in values[:4]) + (", …" if len(values) > 4 else "")
+        ax.annotate(
+            f"budget{'s' if len(values) > 1 else ''} {shown}",
+            (px, py),
+            xytext=(7, 4),
+            textcoords="offset points",
+            fontsize=6.5,
+            color=color,
+            zorder=30,
+        )
+
+
+def _legend_below(ax, fig, handles, labels, ncols: int):
+    """A legend under the axes, below the tick labels and the x label (outside the axes)."""
+    from matplotlib import transforms
+
+    anchor = transforms.offset_copy(ax.transAxes, fig=fig, x=0, y=-34, units="points")
+    return ax.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=anchor,
+        ncols=ncols,
+        fontsize=_LEGEND_FONT,
+        frameon=False,
+        handlelength=2.6,
+        columnspacing=1.5,
+    )
 
 
 def plot_curves(
     curves: Sequence,
-    path: str | os.PathLike,
+    path: str | os.PathLike | None = None,
     *,
+    ax: Axes | None = None,
     prior=None,
-    distortion: Distortion | None = None,
+    distortion: Distortion | str | None = None,
     neighbors: str | None = None,
     title: str | None = None,
     highlight: tuple[float, float, str] | None = None,
-) -> str:
-    """Draw one or more privacy–distortion curves and save the figure.
+    closed_form: bool = True,
+    legend: str | None = "below",
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    """Draw privacy–distortion curves; return the figure (write it with :func:`save_figure`).
 
     Parameters
     ----------
     curves : sequence of :class:`privopt.solve.Curve`
-        One line per notion; points that are infeasible or failed are left out.
-    path : str or path-like
-        Where to write (the format follows the extension: ``.png``, ``.pdf``, ``.svg``).
+        One line per curve (per notion). Points that are infeasible or failed are left out and
+        counted in the legend.
+    path : str or path-like, optional
+        Also write the figure there (same as ``save_figure(fig, path)``).
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes (e.g. a subplot of a notebook figure); no figure is created.
+        Default: a new figure with an off-screen canvas.
     prior, distortion, neighbors
-        The problem, for the closed-form overlays (see the module docstring).
+        The problem, for the closed-form overlays and the title (see the module docstring);
+        given like to :func:`privopt.design` (a prior object or a pmf; a
+        :class:`~privopt.model.Distortion`, ``"hamming"``, ``"absolute"``, ``"squared"`` or a
+        matrix).
     title : str, optional
+        Default :func:`sweep_title`; ``""`` for none (e.g. a figure with a caption).
     highlight : (epsilon, distortion, label), optional
-        One point to mark, e.g. the solved design.
+        One point to mark with a star, e.g. the solved design.
+    closed_form : bool
+        Draw the closed forms of the papers where they apply (default true).
+    legend : {"below", "right", "inside", None}
+        Where the legend goes: under the axes (default), right of them, inside them (matplotlib's
+        ``"best"``), or nowhere.
+    figsize : (float, float), optional
+        Size in inches of a new figure (default 7 wide, taller with a long legend below).
 
     Returns
     -------
-    str
-        The path written.
+    matplotlib.figure.Figure
+        The figure drawn on (``ax.figure`` when ``ax`` is given).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``legend`` placement.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    if legend not in ("below", "right", "inside", None):
+        raise ValueError(f"legend must be 'below', 'right', 'inside' or None, got {legend!r}")
+    prior, distortion = _as_problem(prior, distortion)
+    own = ax is None
+    if own:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(8.0, 5.0), dpi=150, layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+        fig = Figure(figsize=figsize or (_FIG_WIDTH, _FIG_HEIGHT), dpi=150, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
 
+    budget_mode = bool(curves) and all(c.mode == "max_distortion" for c in curves)
     xs = [0.0]
     for curve in curves:
-        xs.extend(v for v in _curve_xy(curve)[0] if np.isfinite(v))
+        x, _ = _curve_xy(curve)
+        xs.extend(float(v) for v in x[_solved(curve)])
     if highlight is not None:
-        xs.append(highlight[0])
-    x_max = max(xs) * 1.02 if max(xs) > 0 else 1.0
+        xs.append(float(highlight[0]))
+    x_max = max(xs) * 1.03 if max(xs) > 0 else 1.0
 
     notions = [curve.notion for curve in curves]
-    _overlays(ax, prior, distortion, notions, neighbors, x_max)
+    if closed_form:
+        _overlays(ax, prior, distortion, notions, neighbors, x_max, budget_mode)
 
+    any_slack = False
     for i, curve in enumerate(curves):
-        eps, dist = _curve_xy(curve)
-        ok = np.array([r.get("status") in ("optimal", "optimal_inaccurate") for r in curve.records])
-        ok &= np.isfinite(eps) & np.isfinite(dist)
+        color = _COLORS[i % len(_COLORS)]
+        marker = _MARKERS[i % len(_MARKERS)]
+        # markers shrink from the first curve to the last, so that where curves coincide the
+        # later markers sit inside the earlier ones and both stay visible
+        size = 8.0 - 5.0 * i / max(len(curves) - 1, 1) if len(curves) > 1 else 5.0
+        x, y = _curve_xy(curve)
+        ok = _solved(curve)
+        slack = _slack(curve) & ok
         n_bad = int((~ok).sum())
-        what = "D*(ε)" if curve.mode == "epsilon" else "least ε*(D)"
-        label = f"{curve.notion}: {what}, solved"
+        label = curve.notion
         if n_bad:
-            label += f" ({n_bad} infeasible/failed point{'s' if n_bad > 1 else ''} left out)"
-        # earlier curves wider and larger, so that curves that coincide stay visible
-        shrink = len(curves) - 1 - i
-        order = np.argsort(eps[ok], kind="stable")
-        ax.plot(
-            eps[ok][order],
-            dist[ok][order],
-            color=_COLORS[i % len(_COLORS)],
-            marker=_MARKERS[i % len(_MARKERS)],
-            ms=3.5 + 1.4 * shrink,
-            lw=1.5 + 0.9 * shrink,
+            label += f" ({n_bad} point{'s' if n_bad > 1 else ''} infeasible or failed)"
+        order = np.lexsort((-y[ok], x[ok]))  # by level, then by distortion downwards
+        (line,) = ax.plot(
+            x[ok][order],
+            y[ok][order],
+            color=color,
+            lw=_LINE_WIDTH,
             ls=_LINESTYLES[i % len(_LINESTYLES)],
-            alpha=0.75 if shrink else 1.0,
+            marker=marker,
+            ms=size,
+            markevery=[int(j) for j in np.flatnonzero(~slack[ok][order])],
             label=label,
             zorder=3 + i,
         )
+        line.set_gid(f"curve:{curve.notion}")
+        if slack.any():
+            any_slack = True
+            (hollow,) = ax.plot(
+                x[slack],
+                y[slack],
+                ls="none",
+                marker=marker,
+                ms=size + 1.0,
+                markerfacecolor="white",
+                markeredgecolor=color,
+                markeredgewidth=1.1,
+                label="_nolegend_",
+                zorder=3.5 + i,
+            )
+            hollow.set_gid(f"slack:{curve.notion}")
+            _annotate_slack(ax, x, y, curve.column("requested_max_distortion"), slack, color)
     if highlight is not None:
         ax.plot(
             [highlight[0]],
             [highlight[1]],
             marker="*",
-            ms=14,
+            ms=13,
             color="gold",
             markeredgecolor="black",
+            markeredgewidth=0.8,
             ls="none",
             label=highlight[2],
-            zorder=5,
+            zorder=20,
         )
 
-    ax.set_xlabel(XLABEL)
-    ax.set_ylabel(YLABEL)
+    ax.set_xlabel(BUDGET_XLABEL if budget_mode else XLABEL)
+    ax.set_ylabel(BUDGET_YLABEL if budget_mode else YLABEL)
     ax.set_xlim(0.0, x_max)
     ax.set_ylim(bottom=0.0)
-    ax.grid(alpha=0.3)
-    ax.set_title(title or "privacy–distortion trade-off", fontsize=10)
-    ax.legend(fontsize=7.5, loc="best", framealpha=0.9)
-    out = os.fspath(path)
-    fig.savefig(out)
-    return out
+    ax.grid(alpha=0.25, lw=0.6)
+    text = sweep_title(curves, prior, distortion) if title is None else title
+    if text:
+        ax.set_title(text, fontsize=9.5)
+
+    handles, labels = ax.get_legend_handles_labels()
+    if any_slack:
+        from matplotlib.lines import Line2D
+
+        handles.append(
+            Line2D(
+                [],
+                [],
+                ls="none",
+                marker="o",
+                ms=6,
+                markerfacecolor="white",
+                markeredgecolor="black",
+                markeredgewidth=1.1,
+            )
+        )
+        labels.append("hollow: budget not binding (achieved $E[d]$ < budget)")
+    if legend is not None and handles:
+        if legend == "inside":
+            ax.legend(handles, labels, loc="best", fontsize=_LEGEND_FONT, framealpha=0.9)
+        elif legend == "right":
+            ax.legend(
+                handles,
+                labels,
+                loc="upper left",
+                bbox_to_anchor=(1.02, 1.0),
+                fontsize=_LEGEND_FONT,
+                frameon=False,
+            )
+        else:
+            ncols = 1 if len(handles) <= 2 else 2
+            if own:  # a figure legend: constrained layout keeps the axes clear of it
+                fig.legend(
+                    handles,
+                    labels,
+                    loc="outside lower center",
+                    ncols=ncols,
+                    fontsize=_LEGEND_FONT,
+                    frameon=False,
+                    handlelength=2.6,
+                    columnspacing=1.5,
+                )
+                if figsize is None:  # room for the legend rows under the axes
+                    rows = math.ceil(len(handles) / ncols)
+                    fig.set_size_inches(_FIG_WIDTH, _FIG_HEIGHT + 0.15 + 0.16 * rows)
+            else:
+                _legend_below(ax, fig, handles, labels, ncols)
+    if path is not None:
+        save_figure(fig, path)
+    return fig
+
+
+def plot_curve(curve, ax: Axes | None = None, **kwargs: Any) -> Figure:
+    """Draw one privacy–distortion curve (see :func:`plot_curves` for the keywords).
+
+    Parameters
+    ----------
+    curve : :class:`privopt.solve.Curve`
+        The curve, e.g. from :func:`privopt.sweep`.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes instead of a new figure.
+    **kwargs
+        Passed to :func:`plot_curves` (``prior``, ``distortion``, ``title``, ``legend``…).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    return plot_curves([curve], ax=ax, **kwargs)
+
+
+def save_figure(
+    fig: Figure,
+    path: str | os.PathLike,
+    *,
+    dpi: float | None = None,
+    option: str | None = None,
+) -> str:
+    """Write a figure atomically: to a temporary file in the same folder, then renamed.
+
+    An existing file at ``path`` is replaced only once the new one is complete (a full disk
+    or an error half-way leave it as it was).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, e.g. from :func:`plot_curves`.
+    path : str or path-like
+        Where to write; the extension decides the format: ``.png``, ``.pdf`` or ``.svg``.
+    dpi : float, optional
+        Resolution of a ``.png`` (default: the figure's, 150 for figures of this module).
+    option : str, optional
+        The command-line option that named ``path`` (for messages).
+
+    Returns
+    -------
+    str
+        ``path`` as a string.
+
+    Raises
+    ------
+    InputError
+        For another extension (the message lists the formats), or when the file cannot be
+        written (with ``option``; without it an :class:`OSError` propagates).
+    """
+    from privopt._io import atomic_write
+
+    name = os.fspath(path)
+    ext = os.path.splitext(name)[1].lower()
+    if ext not in FIGURE_FORMATS:
+        what = f"unknown figure format {ext!r}" if ext else f"no extension in {name!r}"
+        raise InputError(f"{what}: use .png, .pdf or .svg", option or "path")
+    fmt = ext[1:]
+
+    def write(fh) -> None:
+        fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.04)
+
+    return atomic_write(name, write, binary=True, option=option)

@@ -111,18 +111,55 @@ class Mechanism:
         return Mechanism(joint, self.input_labels, labels)
 
     # --- sampling -------------------------------------------------------------------------
-    def sample(self, inputs, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """Draw one output index per input (given as indices or labels).
+    def sample(
+        self,
+        inputs,
+        rng: np.random.Generator | int | None = None,
+        *,
+        labels: bool = False,
+    ) -> np.ndarray:
+        """Draw one output per input: its index, or its label with ``labels=True``.
 
         Uses the Gumbel-max trick on ``log W`` so that outputs of tiny probability (1e-300)
         keep their exact chance instead of vanishing into a cumulative sum's rounding.
+
+        Parameters
+        ----------
+        inputs : int, str or sequence of them
+            The inputs, as row indices (integers) or input labels (strings).
+        rng : numpy.random.Generator, int or None
+            The random generator, or a seed for :func:`numpy.random.default_rng`.
+        labels : bool
+            Return output labels (``self.output_labels``) instead of output indices.
+
+        Returns
+        -------
+        numpy.ndarray
+            One entry per input, in the order given: output indices (``int64``) by default,
+            output labels (a string array) with ``labels=True``.
+
+        Raises
+        ------
+        InputError
+            If an index is out of range or a label is unknown.
+
+        Examples
+        --------
+        >>> rr = Mechanism([[1.0, 0.0], [0.0, 1.0]], ["no", "yes"], ["said no", "said yes"])
+        >>> rr.sample(["yes", "no"], rng=0).tolist()
+        [1, 0]
+        >>> rr.sample(["yes", "no"], rng=0, labels=True).tolist()
+        ['said yes', 'said no']
         """
         rng = np.random.default_rng(rng)
         idx = self._input_indices(inputs)
         with np.errstate(divide="ignore"):
             logw = np.log(self.matrix[idx])
         gumbel = rng.gumbel(size=logw.shape)
-        return np.argmax(logw + gumbel, axis=1)
+        drawn = np.argmax(logw + gumbel, axis=1)
+        if labels:
+            return np.array(self.output_labels, dtype=str)[drawn]
+        return drawn
 
     def _input_indices(self, inputs) -> np.ndarray:
         arr = np.atleast_1d(np.asarray(inputs))

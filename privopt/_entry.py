@@ -1,0 +1,67 @@
+"""The console entry point of ``privopt`` (and ``python -m privopt``), kept tiny on purpose.
+
+Importing the command line pulls in numpy, scipy and cvxpy (about a second); a Ctrl-C during
+that time used to print a ``KeyboardInterrupt`` traceback. This module imports nothing heavy
+itself: it catches the interrupt around the import of :mod:`privopt.cli` and the run, prints
+``privopt: interrupted`` and exits with 130 (128 + SIGINT, as shells do).
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing anything at start-up
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
+__all__ = ["main", "EXIT_INTERRUPTED"]
+
+#: Exit code after Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``privopt`` command line with Ctrl-C handled from the first instant.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code of :func:`privopt.cli.main`, or 130 when interrupted.
+    """
+    try:
+        from privopt.cli import main as cli_main
+
+        return cli_main(argv)
+    except KeyboardInterrupt:
+        try:
+            sys.stderr.write("privopt: interrupted\n")
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - stderr may be closed; the exit code still says it
+            pass
+        return EXIT_INTERRUPTED
+
+
+def run() -> None:  # pragma: no cover - exercised through subprocesses
+    """``sys.exit(main())``, for ``python -m privopt``.
+
+    After Ctrl-C the process ends with :func:`os._exit` (streams flushed first): under
+    ``python -m``, CPython 3.11 turns a KeyboardInterrupt that passed through an extension's
+    ``PyRun_String`` during the imports into death by SIGINT at exit (status -2 instead of
+    130), even though it was handled here.
+    """
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream must not hide the exit code
+                pass
+        os._exit(code)
+    sys.exit(code)
