@@ -11,7 +11,8 @@ Commands::
 
 Exit codes: 0 solved; 1 the request is infeasible (the least achievable value is on stderr and,
 with ``--json``, in the JSON); 2 bad input (stderr names the file, the key and what is wrong);
-3 a solver or verification failure, or an unexpected error; 130 interrupted (Ctrl-C).
+3 a solver or verification failure, the time limit, or an unexpected error; 4 the answer
+contradicts the file's ``[reference]``; 130 interrupted (Ctrl-C).
 ``--debug`` shows tracebacks.
 
 Outputs (``--out``, ``--csv``, ``--plot``, the demo's figure) are checked before any solving
@@ -359,8 +360,11 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
         return _lines(lines + ["", "no feasible mechanism was found"])
     lines.append(f"level       {notion} = {_fixed(level, 12)} nats")
     lines.append(f"distortion  E[d] = {_fixed(distortion, 12)}")
-    if out.get("mechanism") is None:
-        lines += ["", "the mechanism is too large to print (it is held in structured form)"]
+    if out.get("mechanism") is None and out.get("structured_mechanism"):
+        lines += ["", "optimal mechanism, held in structured form (too large to write out)"]
+        lines += _structure_lines(out["structured_mechanism"])
+    elif out.get("mechanism") is None:
+        lines += ["", "no dense mechanism to print"]
     else:
         lines += ["", "optimal mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
         lines += _matrix_lines(np.array(out["mechanism"]), out["inputs"], out["outputs"])
@@ -436,6 +440,9 @@ def _solve_spec(
 def _write_mechanism(out: dict, path: str) -> None:
     """Write the mechanism of a solve atomically (format from the extension, checked before)."""
     ext = os.path.splitext(path)[1].lower()
+    if ext == ".json":
+        atomic_write(path, lambda fh: fh.write(_dumps(out) + "\n"), option="--out")
+        return
     matrix = np.array(out["mechanism"], dtype=float)
     if ext == ".json":
         atomic_write(path, lambda fh: fh.write(_dumps(out) + "\n"), option="--out")
@@ -476,11 +483,31 @@ def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args, result
         if least is not None and "least achievable" not in message:
             hint = f"; least achievable {quantity}: {_fmt(least, 12)}"
         _note(f"privopt: {spec.path}: infeasible: {message}{hint}")
-        return 1
+        return _reference_exit(spec, checks, 1)
     if out["status"] == "time_limit":
         _note(f"privopt: {spec.path}: {out.get('message', 'time limit reached')}")
         return 3
-    return 0
+    return _reference_exit(spec, checks, 1 if out["status"] == "infeasible" else 0)
+
+
+#: Largest number of inputs whose mechanism --out writes densely (.csv, .npz); above, a
+#: structured answer is written as its JSON description only.
+MAX_DENSE_OUTPUT = 4096
+#: Exit code of an answer that contradicts the file's ``[reference]``.
+EXIT_REFERENCE_MISMATCH = 4
+
+
+def _reference_exit(spec: ProblemSpec, checks: list[dict], code: int) -> int:
+    """``code``, or :data:`EXIT_REFERENCE_MISMATCH` with a note on stderr when a reference
+    check failed."""
+    bad = [c for c in checks if not c["ok"]]
+    if not bad:
+        return code
+    what = "; ".join(
+        f"{c['key']}: expected {_fmt(c['expected'], 12)}, got {_fmt(c['got'], 12)}" for c in bad
+    )
+    _note(f"privopt: {spec.path}: the answer does not match [reference]: {what}")
+    return EXIT_REFERENCE_MISMATCH
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -505,8 +532,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
         spec = load_problem(args.file)
     if args.out:
         check_output_path(args.out, "--out", extensions=MECHANISM_FORMATS, inputs=[args.file])
+        ext = os.path.splitext(args.out)[1].lower()
+        if ext != ".json" and spec.prior.n_inputs > MAX_DENSE_OUTPUT:
+            raise InputError(
+                f"the mechanism on {spec.prior.n_inputs} inputs is held in structured form and "
+                f"only .json holds it (its compact description); {ext} needs the dense matrix",
+                "--out",
+            )
     out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
-    if args.out and out.get("mechanism") is not None:
+    has_answer = out.get("mechanism") is not None or out.get("structured_mechanism")
+    if args.out and has_answer and (out.get("mechanism") is not None or ext == ".json"):
         _write_mechanism(out, args.out)
         if not args.json:
             print(f"\nwrote the mechanism to {escape_text(args.out)}")
@@ -867,18 +902,48 @@ def cmd_curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _optioned_levels(spec: ProblemSpec, matrix) -> dict[str, float]:
+    """The levels of the notions that take options, where the file gives them all
+    (e.g. ``robust_pml`` with ``[privacy] priors``)."""
+    from privopt.notions import get_notion, notion_names
+
+    out = {}
+    for name in notion_names():
+        notion = get_notion(name)
+        declared = [o.name for o in notion.options]
+        if not declared or not all(o.name in spec.options for o in notion.options if o.required):
+            continue
+        given = {k: spec.options[k] for k in declared if k in spec.options}
+        neighbors = spec.neighbors if notion.uses_neighbors else None
+        out[name] = float(notion.measure(spec.prior, matrix, neighbors, **given))
+    return out
+
+
+def _audit_structured(spec: ProblemSpec, mechanism) -> dict:
+    """The audit of a mechanism held in structured form (``solve --out x.json`` of a large
+    answer): the leakage report computed on the structure, nothing of the full size built."""
+    with _about(spec.path):
+        leakage = mechanism.leakage(spec.prior)
+    out: dict[str, Any] = {
+        "leakage": leakage,
+        "distortion": None,
+        "structured_mechanism": mechanism.describe(),
+        "file": spec.path,
+    }
+    if spec.notion is not None:
+        out["notion"] = spec.notion
+        out["epsilon"] = leakage.get(spec.notion)
+    return out
+
+
 def _audit(spec: ProblemSpec, mechanism) -> dict:
     from privopt import measures
-    from privopt.notions import get_notion
     from privopt.solve import leakage_report
 
     with _about(spec.path):
         matrix = mechanism.matrix
         leakage = leakage_report(spec.prior, matrix, spec.neighbors)
-        if spec.priors is not None:
-            leakage["robust_pml"] = get_notion("robust_pml").measure(
-                spec.prior, matrix, priors=spec.priors
-            )
+        leakage.update(_optioned_levels(spec, matrix))
         out: dict[str, Any] = {
             "leakage": leakage,
             "distortion": (
@@ -909,11 +974,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit code: 0.
+        The exit code: 0, or 4 when the audit contradicts the file's ``[reference]``.
     """
     spec = load_problem(args.file, "audit" if args.mechanism is None else "any")
     if args.mechanism is not None:
         mech = load_mechanism(args.mechanism)
+        if hasattr(mech, "describe"):  # held in structured form
+            return _finish_structured_audit(spec, mech, args)
         if mech.n_inputs != spec.prior.n_inputs:
             raise InputError(
                 f"has {mech.n_inputs} rows but the prior of {spec.path} has "
@@ -934,7 +1001,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         out["reference_check"] = {"ok": all(c["ok"] for c in checks), "checks": checks}
     if args.json:
         _print_json(out)
-        return 0
+        return _reference_exit(spec, checks, 0)
     lines = _header(spec) + ["", "mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
     lines += _matrix_lines(mech.matrix, out["inputs"], out["outputs"])
     lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
@@ -948,7 +1015,46 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if checks:
         lines += [""] + _reference_lines(spec, checks)
     print(_lines(lines))
-    return 0
+    return _reference_exit(spec, checks, 0)
+
+
+def _finish_structured_audit(spec: ProblemSpec, mech, args) -> int:
+    if mech.shape[0] != spec.prior.n_inputs:
+        raise InputError(
+            f"is a mechanism on {mech.shape[0]} inputs but the prior of {spec.path} has "
+            f"{spec.prior.n_inputs}",
+            args.mechanism,
+        )
+    out = _audit_structured(spec, mech)
+    checks = check_reference(spec.reference, out) if spec.reference else []
+    if args.json:
+        _print_json(out)
+        return _reference_exit(spec, checks, 0)
+    lines = _header(spec) + ["", f"mechanism held in structured form ({mech!r})"]
+    lines += _structure_lines(out["structured_mechanism"])
+    lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
+    if checks:
+        lines += [""] + _reference_lines(spec, checks)
+    print(_lines(lines))
+    return _reference_exit(spec, checks, 0)
+
+
+def _structure_lines(desc: dict) -> list[str]:
+    """A structured mechanism's rule and its generating data (row kernel or first row)."""
+    lines = [f"  rule: {desc.get('rule', desc['kind'])}"]
+    if "kernel" in desc:
+        kernel = np.array(desc["kernel"])
+        labels = [str(i) for i in range(kernel.shape[0])]
+        lines += _matrix_lines(kernel, labels, labels, corner="x_i \\ y_i")
+    elif "f" in desc:
+        f = np.array(desc["f"])
+        lines.append(
+            "  f = ["
+            + ", ".join(f"{v:.6g}" for v in f[:MAX_PRINT_COLS])
+            + (", …" if f.size > MAX_PRINT_COLS else "")
+            + "]"
+        )
+    return lines
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -1130,8 +1236,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="privopt",
         description="Design and audit optimal privacy mechanisms by convex optimisation.",
-        epilog="Exit codes: 0 solved, 1 infeasible, 2 bad input, 3 solver failure, "
-        "130 interrupted. Start with `privopt demo`.",
+        epilog="Exit codes: 0 solved, 1 infeasible, 2 bad input, 3 solver failure or time "
+        "limit, 4 answer contradicts [reference], 130 interrupted. Start with `privopt demo`.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     from privopt import __version__

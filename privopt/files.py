@@ -819,8 +819,30 @@ def check_reference(reference: dict, result: dict) -> list[dict]:
 
 
 # --- mechanisms from files -------------------------------------------------------------------
-def load_mechanism(path: str | os.PathLike) -> Mechanism:
+def _structured_from_json(text: str):
+    """The structured mechanism of a ``solve --out`` JSON object without a dense matrix, or
+    ``None``."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("mechanism") is not None:
+        return None
+    if not isinstance(data.get("structured_mechanism"), dict):
+        return None
+    from privopt.methods.structured import from_description
+
+    return from_description(data["structured_mechanism"])
+
+
+def load_mechanism(path: str | os.PathLike):
     """Read a mechanism written by ``privopt solve --out`` (``.json``, ``.csv`` or ``.npz``).
+
+    A ``.json`` object whose mechanism is held in structured form (no dense matrix; the
+    ``structured_mechanism`` key) gives the structured mechanism
+    (:mod:`privopt.methods.structured`).
 
     The file is read like a problem file (a regular file of at most
     ``PRIVOPT_MAX_FILE_BYTES`` bytes); ``.npz`` archives are read without pickle and refused
@@ -833,7 +855,7 @@ def load_mechanism(path: str | os.PathLike) -> Mechanism:
 
     Returns
     -------
-    Mechanism
+    Mechanism or structured mechanism
         With the input and output labels of the file.
 
     Raises
@@ -849,7 +871,9 @@ def load_mechanism(path: str | os.PathLike) -> Mechanism:
     raw = read_input_file(name, limit)
     try:
         if ext == ".json":
-            return Mechanism.from_json(decode_text(raw, name))
+            text = decode_text(raw, name)
+            structured = _structured_from_json(text)
+            return structured if structured is not None else Mechanism.from_json(text)
         if ext == ".csv":
             rows = list(csv.reader(io.StringIO(decode_text(raw, name), newline="")))
             if len(rows) < 2:

@@ -17,7 +17,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.errors import InputError
-from privopt.model import Distortion, JointPrior, NeighborRelation
+from privopt.model import DatabasePrior, Distortion, JointPrior, NeighborRelation
 from privopt.notions import Notion, get_notion
 from privopt.validation import (
     as_distortion,
@@ -27,7 +27,7 @@ from privopt.validation import (
     resolve_neighbors,
 )
 
-__all__ = ["DesignRequest", "prepare_request", "observing_secret"]
+__all__ = ["DesignRequest", "prepare_request", "observing_secret", "exchangeable_form"]
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def prepare_request(
     -------
     DesignRequest
     """
-    prior = check_prior(prior)
+    prior = exchangeable_form(check_prior(prior))
     notion = get_notion(notion)
     mode, epsilon, max_distortion = check_mode(epsilon, max_distortion)
     distortion = as_distortion(distortion, prior)
@@ -245,6 +245,45 @@ def prepare_request(
         extra_distortions=tuple(extras),
         options=validated,
     )
+
+
+#: Largest database alphabet whose full pmf is tested for being a product of equal rows.
+MAX_PRODUCT_TEST = 2**22
+#: Largest entry-wise difference between the pmf and the product of its marginals (and
+#: between the marginals) for the rows to count as i.i.d.
+PRODUCT_TOLERANCE = 1e-12
+
+
+def exchangeable_form(prior):
+    """``prior`` with i.i.d. rows recognised whatever form it was given in.
+
+    A :class:`~privopt.model.DatabasePrior` given by its full pmf that is the product of equal
+    row marginals (to :data:`PRODUCT_TOLERANCE`) is returned as the same prior given by
+    ``row_probs``, so that the structured methods apply (the i.i.d. form is exact: every
+    entry agrees to round-off).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+
+    Returns
+    -------
+    Prior, JointPrior or DatabasePrior
+    """
+    if not isinstance(prior, DatabasePrior) or prior.is_iid or prior.size > MAX_PRODUCT_TEST:
+        return prior
+    tensor = prior.probs.reshape((prior.m,) * prior.n)
+    axes = range(prior.n)
+    margs = [tensor.sum(axis=tuple(j for j in axes if j != i)) for i in axes]
+    first = margs[0]
+    if any(np.abs(m - first).max() > PRODUCT_TOLERANCE for m in margs[1:]):
+        return prior
+    product = np.ones(1)
+    for _ in axes:
+        product = np.kron(product, first)
+    if np.abs(product - prior.probs).max() > PRODUCT_TOLERANCE:
+        return prior
+    return DatabasePrior(prior.m, prior.n, row_probs=first / first.sum(), symbols=prior.symbols)
 
 
 def _is_all(neighbors) -> bool:

@@ -544,3 +544,27 @@ def test_without_matplotlib(tmp_path, capsys, monkeypatch):
     path = ROOT / "problems" / "maximal_leakage.toml"
     code, _, err = run(capsys, "curve", path, "--epsilon", "0:1:2", "--plot", tmp_path / "c.png")
     assert code == 2 and "--plot" in err and "matplotlib" in err
+
+
+def test_a_reference_mismatch_exits_4(tmp_path, capsys):
+    """A file whose [reference] does not match the answer exits with its own code (4) for
+    `solve` and `audit`, so that scripts can rely on it; a match keeps 0 (or 1)."""
+    good = Path("problems/pml_uniform_ternary.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(good.replace("distortion = 0.333333333333", "distortion = 0.4"))
+    assert main(["solve", "problems/pml_uniform_ternary.toml"]) == 0
+    capsys.readouterr()
+    assert main(["solve", str(bad)]) == 4
+    out, err = capsys.readouterr()
+    assert "MISMATCH" in out and "does not match [reference]: distortion" in err
+    assert main(["solve", str(bad), "--json"]) == 4
+    out, _ = capsys.readouterr()
+    assert json.loads(out)["reference_check"]["ok"] is False
+    audit = Path("problems/audit/pml_example5.toml").read_text(encoding="utf-8")
+    bad_audit = tmp_path / "bad_audit.toml"
+    bad_audit.write_text(audit.replace("pml             = 1.3862943611198906", "pml = 1.5"))
+    assert main(["audit", "problems/audit/pml_example5.toml"]) == 0
+    capsys.readouterr()
+    assert main(["audit", str(bad_audit)]) == 4
+    _, err = capsys.readouterr()
+    assert "leakage.pml: expected 1.5" in err

@@ -139,8 +139,12 @@ def test_applies():
     assert not applies_symmetric(prior, dist, "pml", "epsilon")
     assert not applies_symmetric(prior, Distortion.database_hamming(2, 4), "dp", "epsilon")
     assert not applies_symmetric(prior, Distortion.hamming(32), "dp", "epsilon")
+    # a full pmf that is a product of equal rows is recognised as i.i.d. (and solved so);
+    # one that is not stays with the generic methods
     full = DatabasePrior(2, 5, probs=np.full(32, 1 / 32))
-    assert not applies_symmetric(full, dist, "dp", "epsilon")
+    assert applies_symmetric(full, dist, "dp", "epsilon")
+    skewed = np.random.default_rng(0).dirichlet(np.ones(32))
+    assert not applies_symmetric(DatabasePrior(2, 5, probs=skewed), dist, "dp", "epsilon")
     with pytest.raises(InputError):
         solve_symmetric(prior, dist, "dp", epsilon=1.0, max_distortion=1.0)
     with pytest.raises(InputError, match="Hamming neighbours"):

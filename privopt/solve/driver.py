@@ -567,6 +567,11 @@ def _result(
     leakage: Any = {}
     if mechanism is not None and request.entries <= MAX_LEAKAGE_ENTRIES:
         leakage = LeakageReport(request.prior, mechanism.matrix, request.neighbors)
+    elif checked is not None and hasattr(checked.structured, "leakage"):
+        try:  # measured on the structure (nothing of the full size is built)
+            leakage = checked.structured.leakage(request.prior)
+        except InputError:
+            leakage = {}
     return DesignResult(
         status=status,
         notion=request.notion.name,

@@ -355,6 +355,8 @@ class DesignResult:
             out["outputs"] = list(self.mechanism.output_labels)
         else:
             out["mechanism"] = None
+        if self.structured_mechanism is not None and hasattr(self.structured_mechanism, "describe"):
+            out["structured_mechanism"] = self.structured_mechanism.describe()
         out["leakage"] = {k: json_number(v) for k, v in self.leakage.items()}
         out["solver"] = self.solver.to_dict() if self.solver is not None else {}
         out["verified"] = bool(self.verified)

@@ -15,6 +15,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
+from privopt.methods._native import silence_highs_banner
 from privopt.methods.base import Answer, Certificate, Method, Task, register
 from privopt.methods.cvxpy_program.certificate import lagrangian_bound
 from privopt.methods.cvxpy_program.program import LARGE_EPSILON, PrivacyProblem
@@ -156,6 +157,8 @@ class CvxpyMethod(Method):
         warm = bool(task.cache.get(("solved", id(problem))))
         start = time.perf_counter()
         task.emit(self.name, "start")
+        if self.solver == "HIGHS":
+            silence_highs_banner()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

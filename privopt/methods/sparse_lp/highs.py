@@ -18,6 +18,7 @@ import highspy
 import numpy as np
 
 from privopt.errors import InputError
+from privopt.methods._native import silence_highs_banner
 from privopt.methods.sparse_lp.assembly import LinearProgram
 
 __all__ = ["HighsRun", "run_highs", "HIGHS_METHODS"]
@@ -123,6 +124,7 @@ def run_highs(
     """
     if method not in HIGHS_METHODS:
         raise InputError(f"unknown HiGHS method {method!r}: use one of {HIGHS_METHODS}", "solver")
+    silence_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.passModel(_model(lp))

@@ -65,6 +65,11 @@ class SymmetricMechanism:
         return self.m**self.n
 
     @property
+    def shape(self) -> tuple[int, int]:
+        """``(mⁿ, mⁿ)``: the shape of the mechanism it stands for."""
+        return (self.size, self.size)
+
+    @property
     def is_product(self) -> bool:
         """True when stored as a product ``B^{⊗n}``."""
         return self.kernel is not None
@@ -233,6 +238,86 @@ class SymmetricMechanism:
             for a in range(self.m):
                 out[k, rows[a]] = rng.permutation(np.repeat(symbols, types[k, a]))
         return out[0] if size is None else out
+
+    # --- description and leakage --------------------------------------------------------
+    kind = "symmetric"
+
+    def describe(self) -> dict:
+        """A compact, JSON-ready description: the one-row kernel of a product mechanism
+        (``W[x, y] = Π_i B[x_i, y_i]``), else ``ln w_T`` per joint type.
+
+        Returns
+        -------
+        dict
+        """
+        out = {"kind": self.kind, "m": self.m, "n": self.n}
+        if self.kernel is not None:
+            out["rule"] = "W[x, y] = prod_i B[x_i, y_i] (rows x and y in lexicographic order)"
+            out["kernel"] = self.kernel.tolist()
+        else:
+            out["rule"] = "W[x, y] = exp(log_weights[T]) with T the joint type of (x, y)"
+            out["log_weights"] = [float(v) for v in self.log_weights]
+        return out
+
+    @classmethod
+    def from_description(cls, data: dict) -> SymmetricMechanism:
+        """The mechanism of :meth:`describe`.
+
+        Parameters
+        ----------
+        data : dict
+
+        Returns
+        -------
+        SymmetricMechanism
+        """
+        try:
+            m, n = int(data["m"]), int(data["n"])
+            if "kernel" in data:
+                return cls(m, n, kernel=np.asarray(data["kernel"], dtype=float))
+            return cls(m, n, log_weights=np.asarray(data["log_weights"], dtype=float))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"not a symmetric mechanism description ({exc})", "mechanism"
+            ) from None
+
+    def leakage(self, prior: DatabasePrior) -> dict[str, float]:
+        """The standard leakage report, computed on the one-row kernel (product mechanisms on
+        i.i.d. priors; nothing of size ``mⁿ`` is built).
+
+        For ``W = B^{⊗n}`` and rows i.i.d. ``π``, the joint law is a product over the rows, so
+        every per-output or per-pair measure adds up row by row: mutual information, maximum
+        information leakage, PML, maximal leakage, information privacy and LDP are ``n`` times
+        the one-row measure of ``(π, B)``; with Hamming neighbours (one row changes) the DP
+        level is the one-row LDP level and the identifiability level the one-row LDI level.
+
+        Parameters
+        ----------
+        prior : DatabasePrior
+            With ``row_probs`` on the same ``(m, n)``.
+
+        Returns
+        -------
+        dict
+            Notion → level (nats).
+        """
+        from privopt import measures
+
+        if self.kernel is None or not getattr(prior, "is_iid", False):
+            raise InputError(
+                "the structured report needs a product mechanism and i.i.d. rows", "mechanism"
+            )
+        one, kern, n = prior.row_probs, self.kernel, self.n
+        return {
+            "mutual_information": n * measures.mutual_information(one, kern),
+            "max_information_leakage": n * measures.max_information_leakage(one, kern),
+            "pml": n * measures.pml_level(one, kern),
+            "maximal_leakage": n * measures.maximal_leakage(one, kern),
+            "information_privacy": n * measures.information_privacy_level(one, kern),
+            "identifiability": measures.ldi_level(one, kern),
+            "dp": measures.ldp_level(one, kern),
+            "ldp": n * measures.ldp_level(one, kern),
+        }
 
     def __repr__(self) -> str:
         form = "product kernel" if self.kernel is not None else f"{self.n_orbits} orbits"
