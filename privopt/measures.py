@@ -49,6 +49,7 @@ __all__ = [
     "neighbor_pair_priors",
     "default_neighbors",
     "least_identifiability_level",
+    "metric_dp_level",
 ]
 
 #: ln 2: one bit is ln 2 nats.
@@ -554,3 +555,45 @@ def neighbor_pair_priors(
         q[a], q[b] = weight, 1.0 - weight
         out.append(q)
     return out
+
+
+@_with_unit
+def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
+    """The least ε with the mechanism ε·d-private (metric privacy, d-privacy).
+
+    ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` for every pair of secrets (Chatzikokolakis, Andrés,
+    Bordenabe & Palamidessi 2013, Def. 3; geo-indistinguishability, [Andres-Geo], Def. 3.1),
+    so the level is ``max (ln p(u|x) − ln p(u|x')) / d(x,x')`` over pairs in ``supp p`` and
+    outputs with ``p(u|x) > 0`` (an exact zero of the channel, never a rounded ``p(u)``).
+    A pair at distance 0 needs equal rows (else ``+inf``); pairs at distance ``+inf`` are
+    unconstrained; ``p(u|x') = 0 < p(u|x)`` at a finite distance gives ``+inf``. The maximum
+    is taken over the metric's constraint pairs, which imply all others
+    (:class:`~privopt.model.Metric`).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+    mechanism : Mechanism or array_like
+    metric : Metric or array_like
+        On the secrets (a matrix is checked by :meth:`~privopt.model.Metric.from_matrix`).
+    pairs : MetricPairs, optional
+        Measure over these pairs instead (e.g. the edges of a spanner).
+
+    Returns
+    -------
+    float
+        Nats per unit of distance.
+    """
+    from privopt.model.metric import Metric, pair_level
+
+    st = _Setting(prior, mechanism)
+    if not isinstance(metric, Metric):
+        metric = Metric.from_matrix(metric, field="metric")
+    if metric.size != st.p.size:
+        raise InputError(
+            f"the metric is on {metric.size} secrets but the prior has {st.p.size}", "metric"
+        )
+    full = np.zeros((st.p.size, st.channel.shape[1]))
+    full[st.s_mask] = st.channel
+    rel = metric.pairs if pairs is None else pairs
+    return pair_level(full, rel, np.flatnonzero(st.s_mask))

@@ -11,6 +11,7 @@ from privopt.notions import (  # noqa: F401  (imported for registration)
     ldp,
     max_information_leakage,
     maximal_leakage,
+    metric_dp,
     mutual_information,
     pml,
     robust_pml,

@@ -200,6 +200,10 @@ class DesignContext:
         The relation on secrets, re-indexed to the support rows of ``channel``.
     options : dict
         Notion-specific options (e.g. ``priors`` for robust PML).
+    level_hooks : list of callable
+        ``hook(value)`` is called with the level parameter's new value whenever the program's
+        level changes without a rebuild (for notions whose constraints hold further
+        parameters derived from it, e.g. the per-pair ratios ``e^{ε d}`` of metric privacy).
     """
 
     prior: Any
@@ -210,6 +214,7 @@ class DesignContext:
     secret_index: np.ndarray
     neighbors: NeighborRelation | None = None
     options: dict = field(default_factory=dict)
+    level_hooks: list = field(default_factory=list)
 
     @property
     def n_outputs(self) -> int:
@@ -384,6 +389,27 @@ class Notion:
         layer to bisect on the re-measured level instead.
         """
         return None
+
+    # --- results ----------------------------------------------------------------------------
+    def notes(self, prior, matrix, options: dict, epsilon: float | None) -> dict:
+        """Notes the notion adds to a result's ``extra`` (e.g. a guarantee that holds beyond
+        the level it measures); ``{}`` by default.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+        matrix : numpy.ndarray or None
+            The answer's mechanism.
+        options : dict
+            The validated notion options.
+        epsilon : float or None
+            The answer's level.
+
+        Returns
+        -------
+        dict
+        """
+        return {}
 
     def __repr__(self) -> str:
         return f"<notion {self.name} ({self.convexity})>"

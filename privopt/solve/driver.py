@@ -271,8 +271,16 @@ def point_checks(
 ) -> list:
     """The papers' closed forms that apply to one point, checked on its answer
     (:func:`privopt.closed_form_checks.closed_form_checks`)."""
-    if request.notion.name not in CHECKED_NOTIONS or not request.is_plain:
+    name, scale = request.notion.name, 1.0
+    if name == "metric_dp" and request.options.get("spanner") is None:
+        # a discrete metric c·[x ≠ x'] makes ε·d-privacy (εc)-LDP: the LDP closed forms apply
+        scale = _discrete_scale(request.options.get("metric"))
+        name = "ldp" if scale is not None else name
+    if name not in CHECKED_NOTIONS or not request.is_plain:
         return []
+    if epsilon is not None:
+        epsilon = epsilon * scale
+    level = checked.level * scale if checked is not None and checked.level is not None else None
     matrix = None
     if checked is not None and checked.mechanism is not None:
         if checked.mechanism.matrix.shape[0] <= MAX_CHECKED_ROWS:
@@ -280,17 +288,29 @@ def point_checks(
     return closed_form_checks(
         request.prior,
         request.distortion,
-        request.notion.name,
+        name,
         "epsilon" if epsilon is not None else "max_distortion",
         neighbors=request.neighbors,
         requested=epsilon if epsilon is not None else budget,
-        level=checked.level if checked is not None else None,
+        level=level,
         expected_distortion=checked.distortion if checked is not None else None,
         mechanism=matrix,
         status=status,
         least_achievable=least_achievable,
         tol=tol,
     )
+
+
+def _discrete_scale(metric) -> float | None:
+    """``c`` when ``metric`` is ``c·[x ≠ x']`` with ``c > 0`` (else ``None``)."""
+    matrix = getattr(metric, "matrix", None)
+    if matrix is None or matrix.shape[0] < 2:
+        return None
+    off = matrix[~np.eye(matrix.shape[0], dtype=bool)]
+    c = float(off[0])
+    if not (np.isfinite(c) and c > 0) or np.any(np.abs(off - c) > 1e-12 * c):
+        return None
+    return c
 
 
 def _mismatch_text(failed: list) -> str:
@@ -589,6 +609,14 @@ def _result(
         objective=outcome.answer.objective if outcome.answer is not None else None,
         structured_mechanism=checked.structured if checked else None,
         closed_form=list(outcome.closed_form),
+        extra=request.notion.notes(
+            request.prior,
+            mechanism.matrix if mechanism is not None else None,
+            dict(request.options),
+            checked.level if checked else None,
+        )
+        if checked
+        else {},
         warm_state=run.warm or None,
     )
 

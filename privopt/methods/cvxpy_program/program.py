@@ -174,6 +174,8 @@ class PrivacyProblem:
         self.epsilon = float(eps)
         usable = math.isfinite(self.epsilon) and self.epsilon <= LARGE_EPSILON
         self.level_parameter.value = self.notion.parameter_value(self.epsilon if usable else 0.0)
+        for hook in self.context.level_hooks:
+            hook(float(self.level_parameter.value))
 
     def set_max_distortion(self, budget: float) -> None:
         """Set the distortion budget without rebuilding.

@@ -43,6 +43,7 @@ class FullLP:
     ratio: float
     relation: NeighborRelation | None
     complete: bool
+    epsilon: float | None = None
 
     @property
     def n_w(self) -> int:
@@ -264,3 +265,32 @@ class ColumnMaxima(Encoding):
 
 
 register_encoding(ColumnMaxima(), "maximal_leakage")
+
+
+class MetricRatios(Encoding):
+    """``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` on the metric's constraint pairs (or the edges of a
+    spanner): metric privacy as the LP of [Bordenabe-Chatzikokolakis-Palamidessi], Sec. 4,
+    with the pairs implied along geodesics left out. Exponents above 30 are clipped (the
+    constraint only tightens)."""
+
+    def relation(self, request) -> NeighborRelation | None:
+        from privopt.notions.metric_dp import constraint_pairs
+
+        return constraint_pairs(dict(request.options))
+
+    def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        pairs = lp.relation
+        if pairs is None or pairs.n_pairs == 0:
+            return
+        eps = float(np.log(lp.ratio)) if lp.epsilon is None else float(lp.epsilon)
+        U = lp.n_outputs
+        u = np.arange(U)
+        n = pairs.n_pairs * U
+        ca = (pairs.left[:, None] * U + u[None, :]).ravel()
+        cb = (pairs.right[:, None] * U + u[None, :]).ravel()
+        ratio = np.exp(np.minimum(eps * pairs.weights, 30.0))
+        vb = np.repeat(-ratio, U)
+        rows.block(n, [(np.arange(n), ca, 1.0), (np.arange(n), cb, vb)], -np.inf, 0.0)
+
+
+register_encoding(MetricRatios(), "metric_dp")

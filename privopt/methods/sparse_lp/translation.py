@@ -184,6 +184,8 @@ def translation_group(
     """
     if getattr(prior, "is_joint", False):
         return None
+    if relation is not None and getattr(relation, "weights", None) is not None:
+        return None  # weighted pairs (metric privacy): the reduced rows hold one ratio
     if isinstance(prior, DatabasePrior) and prior.is_iid:
         p = prior.row_probs
         uniform = p.min() > 0 and p.max() - p.min() <= 1e-15 * p.max() * p.size

@@ -1,0 +1,549 @@
+"""Metrics on the secrets, for metric privacy (d-privacy, geo-indistinguishability).
+
+A :class:`Metric` holds a dense ``k × k`` distance matrix (an extended pseudometric: zero
+distances between distinct secrets and ``+inf`` between unrelated ones are allowed) and the
+*constraint pairs* of metric privacy: the pairs ``(x, x')`` whose constraint
+``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` is not implied by constraints along a shorter route
+(Chatzikokolakis, Andrés, Bordenabe & Palamidessi 2013, Def. of d-privacy; the reduction to
+the pairs without an intermediate point on a geodesic is the stretch-1 case of
+[Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5). If ``d(x,x'') = d(x,x') + d(x',x'')``, the two
+constraints through ``x'`` multiply to the constraint of ``(x, x'')``, so the pairs with no
+such ``x'`` imply all the others. For the shortest-path metric of a weighted graph these are
+(a subset of) the edges.
+
+Three constructors: :meth:`Metric.from_matrix` (checked: square, non-negative, zero
+diagonal, symmetric, triangle inequality), :meth:`Metric.from_points` (``euclidean``,
+``manhattan`` or ``haversine`` on latitude/longitude in degrees, kilometres) and
+:meth:`Metric.from_graph` (weighted edges; the shortest-path metric). :meth:`Metric.spanner`
+builds a greedy δ-spanner (Althöfer, Das, Dobkin, Joseph & Soares 1993; used for
+geo-indistinguishability by [Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5): a subgraph
+whose path metric ``d_G`` satisfies ``d ≤ d_G ≤ δ·d``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path
+
+from privopt.errors import InputError
+from privopt.model.neighbors import NeighborRelation
+
+__all__ = ["Metric", "MetricPairs", "METRIC_NORMS", "EARTH_RADIUS_KM"]
+
+#: Norms accepted by :meth:`Metric.from_points`.
+METRIC_NORMS = ("euclidean", "manhattan", "haversine")
+#: Mean Earth radius (km) of the haversine distance.
+EARTH_RADIUS_KM = 6371.0088
+#: Relative tolerance of the symmetry and triangle checks and of "on a geodesic".
+METRIC_TOLERANCE = 1e-9
+#: Largest alphabet whose triangle inequality / geodesic pairs are computed (O(k³) work).
+MAX_METRIC_SIZE = 4000
+
+
+class MetricPairs(NeighborRelation):
+    """Ordered pairs ``(left[k], right[k])`` with a distance ``weights[k]`` each.
+
+    The constraint of a pair is ``p(u|left) ≤ e^{ε·weights} p(u|right)``.
+    """
+
+    def __init__(self, size: int, left, right, weights, kind: str = "metric"):
+        super().__init__(size, left, right, kind)
+        self.weights = np.asarray(weights, dtype=float)
+
+    def restricted(self, keep: np.ndarray) -> MetricPairs:
+        """Only the pairs whose two ends are both in ``keep`` (mask or index array)."""
+        mask = np.zeros(self.size, dtype=bool)
+        mask[keep] = True
+        sel = mask[self.left] & mask[self.right]
+        return MetricPairs(self.size, self.left[sel], self.right[sel], self.weights[sel], self.kind)
+
+    def relabelled(self, keep: np.ndarray) -> MetricPairs:
+        """The pairs inside ``keep`` (an index array), renumbered ``0..len(keep)-1``."""
+        keep = np.asarray(keep, dtype=np.int64)
+        rel = self.restricted(keep)
+        position = np.full(self.size, -1, dtype=np.int64)
+        position[keep] = np.arange(keep.size)
+        return MetricPairs(
+            keep.size, position[rel.left], position[rel.right], rel.weights, self.kind
+        )
+
+
+def _check_square(matrix: np.ndarray, field: str) -> None:
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
+        raise InputError(
+            f"a metric is a square k × k matrix (one row and column per secret), got shape "
+            f"{matrix.shape}",
+            field,
+        )
+
+
+def _min_plus_rows(d: np.ndarray, rows: np.ndarray, skip_zero: bool) -> np.ndarray:
+    """``min_k d[i,k] + d[k,j]`` for ``i ∈ rows`` (``skip_zero``: over ``k`` with both
+    ``d[i,k] > 0`` and ``d[k,j] > 0``)."""
+    block = d[rows][:, :, None] + d[None, :, :]  # i × k × j
+    if skip_zero:
+        zero = (d[rows] == 0)[:, :, None] | (d == 0)[None, :, :]
+        block[zero] = np.inf
+    return block.min(axis=1)
+
+
+def _blocks(k: int):
+    step = max(1, int(2**23 // max(k * k, 1)))
+    for start in range(0, k, step):
+        yield np.arange(start, min(k, start + step))
+
+
+class Metric:
+    """A metric on ``k`` secrets (see the module docstring).
+
+    Parameters
+    ----------
+    matrix : array_like
+        ``k × k`` distances, checked (:meth:`from_matrix`).
+    labels : sequence of str, optional
+        Names of the secrets.
+    kind : str
+        How it was given (``"matrix"``, ``"euclidean"``, ``"graph"``, …), for messages.
+    field : str
+        The key named in error messages.
+    check : bool
+        Check symmetry and the triangle inequality (the constructors from points and graphs
+        are metrics by construction).
+    edges : tuple of numpy.ndarray, optional
+        For a graph metric, the undirected edges ``(a, b)``: the constraint pairs are the
+        edges as short as the path between their ends.
+    """
+
+    def __init__(
+        self,
+        matrix,
+        labels: Sequence[str] | None = None,
+        kind: str = "matrix",
+        field: str = "privacy.metric",
+        check: bool = True,
+        edges: tuple[np.ndarray, np.ndarray] | None = None,
+    ):
+        try:
+            d = np.array(matrix, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(
+                "a metric is a square matrix of non-negative numbers (list of rows)", field
+            ) from None
+        _check_square(d, field)
+        if np.isnan(d).any():
+            where = tuple(int(i) for i in np.argwhere(np.isnan(d))[0])
+            raise InputError(f"entry {where} is not a number", field)
+        if (d < 0).any():
+            where = tuple(int(i) for i in np.argwhere(d < 0)[0])
+            raise InputError(
+                f"entry {where} is {d[where]:.6g} < 0: distances are non-negative", field
+            )
+        if np.any(np.diag(d) != 0):
+            i = int(np.flatnonzero(np.diag(d) != 0)[0])
+            raise InputError(
+                f"d[{i}, {i}] = {d[i, i]:.6g}: the distance of a secret to itself must be 0",
+                field,
+            )
+        self.kind = kind
+        self.field = field
+        self.labels = None if labels is None else [str(s) for s in labels]
+        if self.labels is not None and len(self.labels) != d.shape[0]:
+            raise InputError(
+                f"{len(self.labels)} labels for a {d.shape[0]} × {d.shape[0]} metric", field
+            )
+        if check:
+            self._check(d, field)
+        self.matrix = d
+        self.matrix.setflags(write=False)
+        self._edges = edges
+
+    @staticmethod
+    def _check(d: np.ndarray, field: str) -> None:
+        scale = np.where(np.isfinite(d), d, 0.0).max() or 1.0
+        tol = METRIC_TOLERANCE * scale
+        both_inf = np.isinf(d) & np.isinf(d.T)
+        asym = (np.abs(np.where(both_inf, 0.0, d - d.T)) > tol) | (np.isinf(d) != np.isinf(d.T))
+        if asym.any():
+            i, j = (int(v) for v in np.argwhere(asym)[0])
+            raise InputError(
+                f"the metric is not symmetric: d[{i}, {j}] = {d[i, j]:.6g} but d[{j}, {i}] = "
+                f"{d[j, i]:.6g}; give d[x, x'] = d[x', x]",
+                field,
+            )
+        k = d.shape[0]
+        if k > MAX_METRIC_SIZE:
+            raise InputError(
+                f"{k} secrets: the triangle inequality check is O(k³); give points or a graph "
+                f"instead of a matrix for more than {MAX_METRIC_SIZE} secrets",
+                field,
+            )
+        for rows in _blocks(k):
+            through = _min_plus_rows(d, rows, skip_zero=False)
+            bad = through < d[rows] - tol
+            if bad.any():
+                a, j = (int(v) for v in np.argwhere(bad)[0])
+                i = int(rows[a])
+                via = int(np.argmin(d[i] + d[:, j]))
+                raise InputError(
+                    f"the triangle inequality fails: d[{i}, {j}] = {d[i, j]:.6g} > d[{i}, {via}]"
+                    f" + d[{via}, {j}] = {d[i, via] + d[via, j]:.6g}; a metric needs "
+                    "d(x, z) ≤ d(x, y) + d(y, z) (use a graph's edges to get its path metric)",
+                    field,
+                )
+
+    # --- constructors ---------------------------------------------------------------------
+    @classmethod
+    def from_matrix(cls, matrix, labels=None, field: str = "privacy.metric") -> Metric:
+        """A metric from its distance matrix, checked.
+
+        Parameters
+        ----------
+        matrix : array_like
+            ``k × k``: non-negative, zero diagonal, symmetric, triangle inequality
+            (``+inf`` allowed for unrelated secrets, 0 for indistinguishable ones).
+        labels : sequence of str, optional
+        field : str
+            The key named in messages.
+
+        Returns
+        -------
+        Metric
+        """
+        return cls(matrix, labels, "matrix", field)
+
+    @classmethod
+    def discrete(cls, k: int) -> Metric:
+        """``d(x, x') = 1`` for ``x ≠ x'``: metric privacy is then local DP.
+
+        Parameters
+        ----------
+        k : int
+
+        Returns
+        -------
+        Metric
+        """
+        k = int(k)
+        return cls(1.0 - np.eye(k), kind="discrete", check=False)
+
+    @classmethod
+    def from_points(
+        cls, points, norm: str = "euclidean", labels=None, field: str = "privacy.metric"
+    ) -> Metric:
+        """The distances between points.
+
+        Parameters
+        ----------
+        points : array_like
+            ``k × dim`` coordinates (``haversine``: ``[latitude, longitude]`` in degrees).
+        norm : {"euclidean", "manhattan", "haversine"}
+            ``haversine`` is the great-circle distance in kilometres on a sphere of radius
+            :data:`EARTH_RADIUS_KM`.
+        labels : sequence of str, optional
+        field : str
+
+        Returns
+        -------
+        Metric
+        """
+        try:
+            pts = np.array(points, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(
+                "points must be a list of coordinate lists", f"{field}.points"
+            ) from None
+        if pts.ndim == 1:
+            pts = pts[:, None]
+        if pts.ndim != 2 or pts.shape[0] == 0 or not np.isfinite(pts).all():
+            raise InputError(
+                f"points must be a non-empty k × dim array of finite numbers, got shape "
+                f"{pts.shape}",
+                f"{field}.points",
+            )
+        if norm not in METRIC_NORMS:
+            raise InputError(
+                f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}", f"{field}.norm"
+            )
+        if norm == "euclidean":
+            d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(axis=2))
+        elif norm == "manhattan":
+            d = np.abs(pts[:, None, :] - pts[None, :, :]).sum(axis=2)
+        else:
+            if pts.shape[1] != 2:
+                raise InputError(
+                    "haversine needs [latitude, longitude] pairs in degrees", f"{field}.points"
+                )
+            if (np.abs(pts[:, 0]) > 90).any() or (np.abs(pts[:, 1]) > 360).any():
+                raise InputError(
+                    "latitudes must lie in [-90, 90] and longitudes in [-360, 360] (degrees)",
+                    f"{field}.points",
+                )
+            lat, lon = np.radians(pts[:, 0]), np.radians(pts[:, 1])
+            dlat = lat[:, None] - lat[None, :]
+            dlon = lon[:, None] - lon[None, :]
+            h = (
+                np.sin(dlat / 2) ** 2
+                + np.cos(lat)[:, None] * np.cos(lat)[None, :] * np.sin(dlon / 2) ** 2
+            )
+            d = 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+        d = 0.5 * (d + d.T)
+        np.fill_diagonal(d, 0.0)
+        return cls(d, labels, norm, field, check=False)
+
+    @classmethod
+    def from_graph(cls, k: int, edges, labels=None, field: str = "privacy.metric") -> Metric:
+        """The shortest-path metric of an undirected weighted graph.
+
+        Parameters
+        ----------
+        k : int
+            Number of secrets (vertices ``0..k-1``).
+        edges : sequence
+            ``(a, b)`` (weight 1) or ``(a, b, w)`` with ``w > 0``; vertices as indices.
+            Secrets in different components are at distance ``+inf`` (no constraint).
+        labels : sequence of str, optional
+        field : str
+
+        Returns
+        -------
+        Metric
+        """
+        a, b, w = _edge_arrays(k, edges, field)
+        # duplicate edges: keep the shortest (coo sums duplicates; rebuild from the minima)
+        order = np.lexsort((w, b, a))
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = (a[order][1:] != a[order][:-1]) | (b[order][1:] != b[order][:-1])
+        keep = order[first]
+        a, b, w = a[keep], b[keep], w[keep]
+        graph = sp.csr_matrix((w, (a, b)), shape=(k, k))
+        d = shortest_path(graph, method="D", directed=False)
+        return cls(d, labels, "graph", field, check=False, edges=(a, b))
+
+    # --- pairs ----------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """The number of secrets ``k``."""
+        return int(self.matrix.shape[0])
+
+    def __repr__(self) -> str:
+        return f"Metric(size={self.size}, kind={self.kind!r})"
+
+    @cached_property
+    def pairs(self) -> MetricPairs:
+        """The constraint pairs (both orders) with their distances (module docstring).
+
+        Pairs at distance ``+inf`` are left out (no constraint); pairs at distance 0 are
+        kept (their rows must be equal).
+        """
+        d = self.matrix
+        k = self.size
+        if self._edges is not None:
+            a, b = self._edges
+            left, right = np.concatenate([a, b]), np.concatenate([b, a])
+            finite = np.isfinite(d[left, right])
+            left, right = left[finite], right[finite]
+            both = np.unique(np.stack([left, right], axis=1), axis=0)
+            left, right = both[:, 0], both[:, 1]
+            return MetricPairs(k, left, right, d[left, right])
+        if k > MAX_METRIC_SIZE:
+            raise InputError(
+                f"{k} secrets: finding the constraint pairs is O(k³); use a graph metric or "
+                "the spanner option",
+                self.field,
+            )
+        essential = np.zeros((k, k), dtype=bool)
+        for rows in _blocks(k):
+            through = _min_plus_rows(d, rows, skip_zero=True)
+            block = d[rows]
+            essential[rows] = through > block * (1 + METRIC_TOLERANCE) + 1e-300
+        np.fill_diagonal(essential, False)
+        essential &= np.isfinite(d)
+        left, right = np.nonzero(essential)
+        return MetricPairs(k, left, right, d[left, right])
+
+    def relation(self) -> MetricPairs:
+        """:attr:`pairs` (the exact constraint set)."""
+        return self.pairs
+
+    def spanner(self, stretch: float) -> MetricPairs:
+        """The edges of a greedy ``stretch``-spanner, as constraint pairs with distances.
+
+        Pairs are taken by increasing distance; a pair becomes an edge when the path
+        distance between its ends in the edges so far exceeds ``stretch · d`` (Althöfer et
+        al. 1993). The result's path metric ``d_G`` meets ``d ≤ d_G ≤ stretch · d``, so a
+        mechanism meeting ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` on the edges is ``(ε·stretch)·d``
+        private ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5).
+
+        Parameters
+        ----------
+        stretch : float
+            ``δ ≥ 1``.
+
+        Returns
+        -------
+        MetricPairs
+        """
+        stretch = float(stretch)
+        d = self.matrix
+        k = self.size
+        if stretch <= 1.0:
+            return self.pairs
+        # candidates: the exact constraint pairs suffice (every other pair is a sum along a
+        # geodesic of them), one order each, by increasing distance
+        base = self.pairs
+        one = base.left < base.right
+        ca, cb, cw = base.left[one], base.right[one], base.weights[one]
+        order = np.argsort(cw, kind="stable")
+        ca, cb, cw = ca[order], cb[order], cw[order]
+        path = np.full((k, k), np.inf)
+        np.fill_diagonal(path, 0.0)
+        through = np.empty_like(path)
+        chosen = []
+        for i, j, w in zip(ca.tolist(), cb.tolist(), cw.tolist(), strict=True):
+            if path[i, j] <= stretch * w * (1 + METRIC_TOLERANCE):
+                continue
+            chosen.append((i, j, w))
+            pi, pj = path[:, i].copy(), path[:, j].copy()
+            ri = np.flatnonzero(np.isfinite(pi))
+            rj = np.flatnonzero(np.isfinite(pj))
+            if ri.size == k and rj.size == k:  # connected: one dense in-place update
+                np.add.outer(pi, pj + w, out=through)
+                np.minimum(through, through.T, out=through)
+                np.minimum(path, through, out=path)
+                continue
+            reach = np.union1d(ri, rj)
+            a_i, a_j = pi[reach], pj[reach]
+            sub = np.minimum(a_i[:, None] + w + a_j[None, :], a_j[:, None] + w + a_i[None, :])
+            path[np.ix_(reach, reach)] = np.minimum(path[np.ix_(reach, reach)], sub)
+        if not chosen:
+            empty = np.zeros(0, dtype=np.int64)
+            return MetricPairs(k, empty, empty, np.zeros(0), "spanner")
+        arr = np.array(chosen)
+        a, b = arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64)
+        return MetricPairs(
+            k,
+            np.concatenate([a, b]),
+            np.concatenate([b, a]),
+            np.concatenate([d[a, b]] * 2),
+            "spanner",
+        )
+
+    def level(self, channel: np.ndarray, rows: np.ndarray | None = None) -> float:
+        """The least ε with ``channel`` ε·d-private, over the secrets ``rows``.
+
+        ``max (ln ch[x,u] − ln ch[x',u]) / d(x,x')`` over the constraint pairs and the
+        outputs with ``ch[x,u] > 0``; ``+inf`` when a pair at distance 0 has different rows
+        or ``ch[x',u] = 0 < ch[x,u]`` on a pair at finite distance.
+
+        Parameters
+        ----------
+        channel : numpy.ndarray
+            ``p(u|x)``, one row per secret.
+        rows : numpy.ndarray, optional
+            The secrets taken into account (default: all).
+
+        Returns
+        -------
+        float
+        """
+        return pair_level(channel, self.pairs, rows)
+
+
+def pair_level(channel: np.ndarray, pairs: MetricPairs, rows: np.ndarray | None = None) -> float:
+    """``max_{(a,b) ∈ pairs, u: ch[a,u] > 0} (ln ch[a,u] − ln ch[b,u]) / w_ab`` (see
+    :meth:`Metric.level`); 0 without pairs.
+
+    Parameters
+    ----------
+    channel : numpy.ndarray
+    pairs : MetricPairs
+    rows : numpy.ndarray, optional
+
+    Returns
+    -------
+    float
+    """
+    ch = np.asarray(channel, dtype=float)
+    rel = pairs if rows is None else pairs.restricted(rows)
+    if rel.n_pairs == 0 or ch.shape[1] == 0:
+        return 0.0
+    with np.errstate(divide="ignore"):
+        logs = np.log(ch)
+    chunk = max(1, 2**22 // ch.shape[1])
+    best = 0.0
+    for start in range(0, rel.n_pairs, chunk):
+        a = rel.left[start : start + chunk]
+        b = rel.right[start : start + chunk]
+        w = rel.weights[start : start + chunk]
+        num = logs[a]
+        with np.errstate(invalid="ignore"):
+            diff = num - logs[b]
+        diff[np.isneginf(num)] = -np.inf  # ch[a,u] = 0: no constraint
+        top = diff.max(axis=1)
+        if np.any(top == np.inf):
+            return float("inf")
+        zero = w == 0
+        if np.any(zero & (top > 0)):
+            # equal rows are needed; any positive log-ratio is an unbounded level (a rounding
+            # difference is not: allow 1e-12)
+            if np.any(zero & (top > 1e-12)):
+                return float("inf")
+        pos = (~zero) & np.isfinite(top)
+        if pos.any():
+            best = max(best, float((top[pos] / w[pos]).max()))
+    return max(best, 0.0)
+
+
+def _edge_arrays(k: int, edges, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edges ``(a, b[, w])`` as index and weight arrays (checked)."""
+    rows = list(edges) if not isinstance(edges, np.ndarray) else list(edges)
+    if not rows:
+        raise InputError("the graph has no edges: give [[a, b], …] or [[a, b, w], …]", field)
+    a, b, w = [], [], []
+    for n, edge in enumerate(rows):
+        try:
+            items = list(edge)
+        except TypeError:
+            raise InputError(
+                f"edge {n} is {edge!r}: write each edge as [a, b] or [a, b, weight]", field
+            ) from None
+        if len(items) not in (2, 3):
+            raise InputError(
+                f"edge {n} has {len(items)} entries: write [a, b] or [a, b, weight]", field
+            )
+        try:
+            ia, ib = int(items[0]), int(items[1])
+            if ia != items[0] or ib != items[1]:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise InputError(
+                f"edge {n}: the ends {items[0]!r}, {items[1]!r} must be secret indices or "
+                "symbols of the secret alphabet",
+                field,
+            ) from None
+        if not (0 <= ia < k and 0 <= ib < k):
+            raise InputError(f"edge {n} joins {ia} and {ib}: indices lie in 0..{k - 1}", field)
+        if ia == ib:
+            raise InputError(f"edge {n} joins secret {ia} to itself", field)
+        weight = 1.0 if len(items) == 2 else items[2]
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            raise InputError(f"edge {n}: the weight {weight!r} is not a number", field) from None
+        if not (np.isfinite(weight) and weight > 0):
+            raise InputError(
+                f"edge {n}: the weight {weight} must be a positive finite number", field
+            )
+        a.append(ia)
+        b.append(ib)
+        w.append(weight)
+    a_arr, b_arr, w_arr = np.array(a), np.array(b), np.array(w)
+    return (
+        np.concatenate([a_arr, b_arr]).astype(np.int64),
+        np.concatenate([b_arr, a_arr]).astype(np.int64),
+        np.concatenate([w_arr, w_arr]),
+    )

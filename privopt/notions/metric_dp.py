@@ -1,0 +1,290 @@
+"""Metric privacy (d-privacy), of which geo-indistinguishability is the Euclidean case.
+
+A mechanism is ε·d-private for a metric ``d`` on the secrets when
+``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` for all secrets ``x, x'`` and outputs ``u``
+(Chatzikokolakis, Andrés, Bordenabe & Palamidessi 2013, Def. 3; [Andres-Geo], Def. 3.1 for
+the Euclidean plane). For a fixed prior and distortion, the least ``E[d]`` at level ε is an
+LP ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 4). Only the metric's constraint pairs
+(:attr:`privopt.model.Metric.pairs`, the pairs with no secret on a geodesic between them;
+for a graph metric, its edges) are written: the others follow by multiplying constraints
+along a geodesic. With the discrete metric (``d = 1`` off the diagonal) this is local DP.
+
+Options
+-------
+``metric`` (required)
+    A :class:`~privopt.model.Metric`; a ``k × k`` matrix; ``{"points": …, "norm": …}``
+    (``euclidean``, ``manhattan``, ``haversine``); ``{"edges": [[a, b, w], …]}`` (the
+    shortest-path metric of the graph); or ``"discrete"``.
+``spanner``
+    A stretch ``δ > 1``: the constraints are written on the edges of a greedy δ-spanner of
+    the metric only ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5), and the notion's level
+    is measured on those edges. Since ``d ≤ d_G ≤ δ·d`` on the spanner's path metric
+    ``d_G``, a mechanism at level ε on the spanner is ``(ε·δ)·d``-private (``ε·d``-private
+    when designed at ``ε/δ``); the result's ``extra`` states the guarantee and the exact
+    metric level re-measured on every pair. The answer is optimal (and certified) for the
+    spanner's constraints, not for the full metric.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+
+from privopt import measures
+from privopt.errors import InputError
+from privopt.model.metric import Metric, MetricPairs, pair_level
+from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
+from privopt.notions.base import (
+    DesignContext,
+    LagrangeTerms,
+    Notion,
+    NotionOption,
+    dual_array,
+    register,
+)
+
+__all__ = ["MetricPrivacy", "validate_metric", "validate_spanner", "constraint_pairs"]
+
+#: Largest exponent ``ε·d`` written into a program (``e^30 ≈ 1e13``): larger ratios are
+#: clipped, which only tightens the constraint (the answer stays private).
+MAX_EXPONENT = 30.0
+
+
+def _secret_index(value, prior, field: str) -> int:
+    """An edge end as a secret index: an int, or a symbol of the secret alphabet."""
+    labels = list(getattr(prior, "secret_labels", ()) or ())
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    text = str(value)
+    if text in labels:
+        return labels.index(text)
+    shown = ", ".join(labels[:10]) + (" …" if len(labels) > 10 else "")
+    raise InputError(
+        f"unknown secret {value!r} in an edge; the secrets are {shown} "
+        f"(or indices 0..{len(labels) - 1})",
+        field,
+    )
+
+
+def validate_metric(value, prior, field: str) -> Metric:
+    """The ``metric`` option in canonical form (a :class:`~privopt.model.Metric` on the
+    secrets of ``prior``).
+
+    Parameters
+    ----------
+    value : Metric, array_like, dict or str
+        See the module docstring.
+    prior : Prior, JointPrior or DatabasePrior
+    field : str
+        The key named in messages.
+
+    Returns
+    -------
+    Metric
+    """
+    k = int(prior.n_secrets)
+    if isinstance(value, Metric):
+        metric = value
+    elif isinstance(value, str):
+        if value != "discrete":
+            raise InputError(
+                f"unknown metric {value!r}: give a matrix, {{points = …, norm = …}}, "
+                '{edges = …} or "discrete"',
+                field,
+            )
+        metric = Metric.discrete(k)
+    elif isinstance(value, dict):
+        keys = set(value)
+        allowed = {"points", "norm", "edges", "matrix"}
+        if keys - allowed:
+            raise InputError(
+                f"unknown key(s) {sorted(keys - allowed)} in the metric; it takes points and "
+                "norm, or edges, or matrix",
+                field,
+            )
+        given = [key for key in ("points", "edges", "matrix") if key in value]
+        if len(given) != 1:
+            raise InputError("give exactly one of points (with norm), edges, matrix", field)
+        if "points" in value:
+            norm = value.get("norm", "euclidean")
+            metric = Metric.from_points(value["points"], norm, field=field)
+        elif "norm" in value:
+            raise InputError("norm goes with points", f"{field}.norm")
+        elif "edges" in value:
+            edges = []
+            for n, edge in enumerate(_as_edge_rows(value["edges"], f"{field}.edges")):
+                ends = [_secret_index(e, prior, f"{field}.edges[{n}]") for e in edge[:2]]
+                edges.append([*ends, *edge[2:]])
+            metric = Metric.from_graph(k, edges, field=f"{field}.edges")
+        else:
+            metric = Metric.from_matrix(value["matrix"], field=f"{field}.matrix")
+    else:
+        metric = Metric.from_matrix(value, field=field)
+    if metric.size != k:
+        raise InputError(
+            f"the metric is on {metric.size} secrets but the secret has {k} symbols", field
+        )
+    return metric
+
+
+def _as_edge_rows(edges, field: str) -> list:
+    if isinstance(edges, np.ndarray):
+        edges = edges.tolist()
+    if not isinstance(edges, (list, tuple)) or not edges:
+        raise InputError("edges: a non-empty list of [a, b] or [a, b, weight]", field)
+    out = []
+    for n, edge in enumerate(edges):
+        if not isinstance(edge, (list, tuple)) or len(edge) not in (2, 3):
+            raise InputError(f"edge {n} is {edge!r}: write [a, b] or [a, b, weight]", field)
+        out.append(list(edge))
+    return out
+
+
+def validate_spanner(value, prior, field: str) -> float:
+    """The ``spanner`` option: a stretch ``δ ≥ 1`` (1: the exact constraint pairs).
+
+    Parameters
+    ----------
+    value : float
+    prior : Prior, JointPrior or DatabasePrior
+    field : str
+
+    Returns
+    -------
+    float
+    """
+    try:
+        stretch = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"spanner is a stretch δ ≥ 1 (e.g. 1.1), got {value!r}", field) from None
+    if isinstance(value, bool) or not math.isfinite(stretch) or stretch < 1.0:
+        raise InputError(f"spanner is a stretch δ ≥ 1 (e.g. 1.1), got {value!r}", field)
+    return stretch
+
+
+def constraint_pairs(options: dict) -> MetricPairs:
+    """The pairs the program constrains: the metric's constraint pairs, or the edges of its
+    greedy ``spanner``-spanner (cached on the metric).
+
+    Parameters
+    ----------
+    options : dict
+        The validated notion options (``metric``, optional ``spanner``).
+
+    Returns
+    -------
+    MetricPairs
+    """
+    metric: Metric = options["metric"]
+    stretch = options.get("spanner")
+    if stretch is None or stretch <= 1.0:
+        return metric.pairs
+    cache = metric.__dict__.setdefault("_spanners", {})
+    if stretch not in cache:
+        cache[stretch] = metric.spanner(stretch)
+    return cache[stretch]
+
+
+def _ratios(weights: np.ndarray, eps: float) -> np.ndarray:
+    return np.exp(np.minimum(eps * weights, MAX_EXPONENT))
+
+
+@register
+class MetricPrivacy(Notion):
+    name = "metric_dp"
+    aliases = ("d_privacy", "metric_privacy", "geo_indistinguishability")
+    convexity = "linear"
+    parameter = "exp"
+    source = "Chatzikokolakis et al. (2013) Def. 3; Andrés et al. (2013) Def. 3.1"
+    options = (
+        NotionOption(
+            "metric",
+            'the metric on the secrets: a matrix, {points, norm}, {edges} or "discrete"',
+            validate_metric,
+            required=True,
+            example='metric = { points = [[0, 0], [0, 1], [1, 0]], norm = "euclidean" }',
+        ),
+        NotionOption(
+            "spanner",
+            "constrain only the edges of a greedy δ-spanner (level ε on it: (ε·δ)·d-private)",
+            validate_spanner,
+            example="spanner = 1.1",
+        ),
+    )
+
+    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        metric = validate_metric(options.get("metric"), prior, "privacy.metric")
+        pairs = None
+        if options.get("spanner") is not None:
+            pairs = constraint_pairs({"metric": metric, "spanner": options["spanner"]})
+        return measures.metric_dp_level(prior, mechanism, metric, pairs)
+
+    def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        pairs = constraint_pairs(ctx.options).relabelled(ctx.secret_index)
+        if pairs.n_pairs == 0:
+            return []
+        ratios = cp.Parameter((pairs.n_pairs, 1), nonneg=True, name="metric_ratios")
+
+        def update(value: float) -> None:
+            eps = float(np.log(value)) if value > 0 else 0.0
+            ratios.value = _ratios(pairs.weights, eps)[:, None]
+
+        update(float(level.value))
+        ctx.level_hooks.append(update)
+        channel = ctx.channel
+        return [channel[pairs.left, :] <= cp.multiply(ratios, channel[pairs.right, :])]
+
+    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        support = np.flatnonzero(prior.secret_probs > 0)
+        pairs = constraint_pairs(options).relabelled(support)
+        ch = channel if channel.shape[0] == support.size else channel[support]
+        theta = 0.0
+        chunk = max(1, 2**22 // max(ch.shape[1], 1))
+        for start in range(0, pairs.n_pairs, chunk):
+            a = pairs.left[start : start + chunk]
+            b = pairs.right[start : start + chunk]
+            ratio = _ratios(pairs.weights[start : start + chunk], level)[:, None]
+            slack = REPAIR_SLACK * (1.0 + level * pairs.weights[start : start + chunk])[:, None]
+            c = np.broadcast_to(anchor, (a.size, ch.shape[1]))
+            theta = max(theta, mixing_weight(ch[a], ch[b], c, c, ratio, slack))
+        return theta
+
+    def lagrangian(self, lctx, duals):
+        shape = lctx.channel.shape
+        pairs = constraint_pairs(lctx.options).relabelled(lctx.prior.secret_support)
+        coef = np.zeros(shape)
+        if pairs.n_pairs and duals:
+            lam = dual_array(duals[0], (pairs.n_pairs, shape[1]))
+            ratio = _ratios(pairs.weights, lctx.level)[:, None]
+            np.add.at(coef, pairs.left, lam)
+            np.add.at(coef, pairs.right, -ratio * lam)
+        return LagrangeTerms(coef, np.zeros(shape[1]))
+
+    def notes(self, prior, matrix: np.ndarray, options: dict, epsilon: float | None) -> dict:
+        """What a result states besides its level: the constraint pairs written and, with a
+        spanner, the guarantee on the full metric and the exact metric level."""
+        metric: Metric = options["metric"]
+        pairs = constraint_pairs(options)
+        out: dict = {"metric": metric.kind, "constraint_pairs": pairs.n_pairs // 2}
+        stretch = options.get("spanner")
+        if stretch is not None and stretch > 1.0:
+            out["spanner_stretch"] = float(stretch)
+            out["spanner_edges"] = pairs.n_pairs // 2
+            out["guarantee"] = (
+                f"level ε on the edges of a {stretch:g}-spanner: the mechanism is "
+                f"(ε·{stretch:g})·d-private on the full metric "
+                "(Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 5)"
+            )
+            if epsilon is not None:
+                out["guaranteed_metric_level"] = float(epsilon) * float(stretch)
+            if matrix is not None:
+                channel = prior.induced_channel(np.asarray(matrix, dtype=float))
+                support = np.flatnonzero(prior.secret_probs > 0)
+                full = np.zeros_like(channel)
+                full[support] = channel[support]
+                out["metric_level"] = pair_level(full, metric.pairs, support)
+        return out
