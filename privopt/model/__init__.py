@@ -5,6 +5,7 @@ Nothing here imports a solver or a measure.
 
 from privopt.model.distortion import DISTORTION_KINDS, Distortion
 from privopt.model.mechanism import Mechanism, as_matrix
+from privopt.model.metric import Metric, MetricPairs
 from privopt.model.neighbors import NEIGHBOR_KINDS, NeighborRelation, all_pairs, hamming_neighbors
 from privopt.model.prior import DatabasePrior, JointPrior, Prior, as_prior, database_digits
 
@@ -15,6 +16,8 @@ __all__ = [
     "Distortion",
     "JointPrior",
     "Mechanism",
+    "Metric",
+    "MetricPairs",
     "NeighborRelation",
     "Prior",
     "all_pairs",
