@@ -289,9 +289,12 @@ def _matrix_lines(matrix: np.ndarray, inputs, outputs, corner: str = "y \\ u") -
     return lines
 
 
-def _leakage_lines(leakage: dict, asked: str | None, prior, neighbors: str | None) -> list[str]:
+def _leakage_lines(leakage: dict, asked: str | None, prior, neighbors) -> list[str]:
     rel = neighbors or ("hamming" if getattr(prior, "is_database", False) else "all")
-    rel = "Hamming neighbours" if rel == "hamming" else "all pairs"
+    if not isinstance(rel, str):
+        rel = f"the file's {rel.n_pairs // 2} neighbour pairs"
+    else:
+        rel = "Hamming neighbours" if rel == "hamming" else "all pairs"
     lines = [f"leakage of this mechanism (nats; dp and identifiability on {rel})"]
     width = max(len(k) for k in leakage) if leakage else 10
     for name, value in leakage.items():

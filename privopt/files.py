@@ -76,10 +76,32 @@ __all__ = [
 #: Valid keys of every table (``None``: a sub-table, validated on its own).
 VALID_KEYS: dict[str, tuple[str, ...]] = {
     "": ("title", "source", "prior", "distortion", "privacy", "solver", "reference", "mechanism"),
-    "prior": ("probs", "labels", "joint", "secret_labels", "database"),
+    "prior": ("probs", "labels", "joint", "secret_labels", "database", "file", "counts", "grid"),
     "prior.database": ("m", "n", "row_probs", "probs", "symbols"),
-    "distortion": ("kind", "values", "matrix", "output_labels", "extra"),
-    "distortion.extra": ("kind", "values", "matrix", "budget"),
+    "prior.grid": ("rows", "cols", "cell_size", "counts", "counts_file"),
+    "distortion": (
+        "kind",
+        "values",
+        "matrix",
+        "output_labels",
+        "extra",
+        "query",
+        "loss",
+        "match",
+        "metric",
+        "power",
+    ),
+    "distortion.extra": (
+        "kind",
+        "values",
+        "matrix",
+        "budget",
+        "query",
+        "loss",
+        "match",
+        "metric",
+        "power",
+    ),
     "privacy": ("notion", "epsilon", "max_distortion", "neighbors", "observe_secret"),
     "solver": ("name", "tolerance", "time_limit"),
     "reference": (
@@ -95,7 +117,7 @@ VALID_KEYS: dict[str, tuple[str, ...]] = {
     "mechanism": ("matrix", "output_labels"),
 }
 
-DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix")
+DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix", "query", "metric")
 NEIGHBOR_CHOICES = NEIGHBOR_NAMES
 
 
@@ -123,8 +145,9 @@ class ProblemSpec:
         Canonical notion name (aliases resolved); ``None`` only in audit files.
     epsilon, max_distortion : float or None
         Exactly one is set in a problem file.
-    neighbors : str or None
-        ``"hamming"`` or ``"all"`` as written; ``None`` = the default of the prior.
+    neighbors : str, NeighborRelation or None
+        ``"hamming"`` or ``"all"`` as written, or the relation of an edge list, adjacency
+        matrix or CSV file; ``None`` = the default of the prior.
     options : dict
         The notion's own options, validated (e.g. ``priors`` of ``robust_pml``).
     observe_secret : bool
@@ -136,6 +159,8 @@ class ProblemSpec:
     reference : dict
     mechanism : Mechanism or None
     title, source : str or None
+    grid : LocationGrid or None
+        The map of ``[prior.grid]``.
     """
 
     path: str
@@ -144,7 +169,7 @@ class ProblemSpec:
     notion: str | None = None
     epsilon: float | None = None
     max_distortion: float | None = None
-    neighbors: str | None = None
+    neighbors: Any = None
     options: dict = field(default_factory=dict)
     observe_secret: bool = False
     extra_distortions: list = field(default_factory=list)
@@ -155,6 +180,7 @@ class ProblemSpec:
     mechanism: Mechanism | None = None
     title: str | None = None
     source: str | None = None
+    grid: Any = None
 
     @property
     def priors(self) -> list | None:
@@ -169,7 +195,7 @@ class ProblemSpec:
             return "max_distortion"
         return None
 
-    def neighbors_for(self, notion: str) -> str | None:
+    def neighbors_for(self, notion: str):
         """The neighbour relation to pass for ``notion`` (only dp / identifiability take one)."""
         return self.neighbors if get_notion(notion).uses_neighbors else None
 
@@ -337,6 +363,47 @@ class _Parser:
     def __init__(self, path: str, purpose: str):
         self.path = path
         self.purpose = purpose
+        self.base = os.path.dirname(os.path.abspath(path)) if not path.startswith("<") else "."
+        self.grid = None
+        self.privacy_table: dict | None = None
+
+    # --- files named in a problem file ---------------------------------------------------
+    def csv_rows(self, value, key: str) -> list[list[str]]:
+        """The rows of a CSV file named by ``key`` (a path relative to the problem file);
+        blank lines and lines starting with ``#`` are skipped."""
+        if not isinstance(value, str) or not value:
+            raise self.err(key, f"expected a path to a CSV file, got {_kind(value)}")
+        name = value if os.path.isabs(value) else os.path.join(self.base, value)
+        try:
+            text = decode_text(read_input_file(name), name)
+        except InputError as exc:
+            raise self.err(key, str(exc)) from None
+        try:
+            rows = [
+                [cell.strip() for cell in row]
+                for row in csv.reader(io.StringIO(text, newline=""))
+                if row and any(c.strip() for c in row) and not row[0].lstrip().startswith("#")
+            ]
+        except csv.Error as exc:
+            raise self.err(key, f"{value}: not a CSV file: {exc}") from None
+        if not rows:
+            raise self.err(key, f"{value}: the file holds no rows")
+        return rows
+
+    def csv_matrix(self, value, key: str) -> list[list[float]]:
+        """A CSV file of numbers (one row per line) as a matrix."""
+        rows = self.csv_rows(value, key)
+        out = []
+        for i, row in enumerate(rows):
+            try:
+                out.append([float(c) for c in row])
+            except ValueError:
+                raise self.err(
+                    key, f"{value}: line {i + 1} holds {row!r}, expected numbers only"
+                ) from None
+        if len({len(r) for r in out}) != 1:
+            raise self.err(key, f"{value}: rows have different lengths")
+        return out
 
     def err(self, key: str | None, message: str) -> InputError:
         return _error(self.path, key, message)
@@ -439,7 +506,10 @@ class _Parser:
             )
         prior = self.prior(prior_t)
         spec = ProblemSpec(path=self.path, prior=prior, title=title, source=source)
+        spec.grid = self.grid
 
+        priv_raw = data.get("privacy")
+        self.privacy_table = priv_raw if isinstance(priv_raw, dict) else None
         dist_t = self.table(data, "distortion", "")
         if dist_t is not None:
             spec.distortion = self.distortion(dist_t, "distortion", prior)
@@ -478,15 +548,22 @@ class _Parser:
         return spec
 
     def prior(self, t: dict):
-        forms = [k for k in ("probs", "joint", "database") if k in t]
+        forms = [k for k in ("probs", "joint", "database", "file", "grid") if k in t]
         if len(forms) != 1:
             found = f"found {' and '.join(forms)}" if forms else "found none"
             raise self.err(
                 "prior",
                 "give exactly one prior form: probs = […] (a single secret), joint = [[…]] "
-                f"(secret S × observed Y) or [prior.database] (m, n, row_probs or probs); {found}",
+                f"(secret S × observed Y), [prior.database] (m, n, row_probs or probs), "
+                f"file = \"prior.csv\" or [prior.grid] (map cells); {found}",
             )
         form = forms[0]
+        if "counts" in t and form != "file":
+            raise self.err("prior.counts", 'only used with file = "…" (normalise counts)')
+        if form == "file":
+            return self.prior_file(t)
+        if form == "grid":
+            return self.prior_grid(t)
         if form == "probs":
             if "secret_labels" in t:
                 raise self.err(
@@ -536,6 +613,84 @@ class _Parser:
             symbols = value
         return DatabasePrior(m, db["n"], symbols=symbols, **kwargs)
 
+    def prior_file(self, t: dict) -> Prior:
+        """``[prior] file``: a CSV of ``label,probability`` or ``probability`` lines
+        (``counts = true``: weights, normalised)."""
+        for bad in ("secret_labels",):
+            if bad in t:
+                raise self.err(f"prior.{bad}", "only used with a joint prior (joint = [[…]])")
+        counts = t.get("counts", False)
+        if not isinstance(counts, bool):
+            raise self.err("prior.counts", f"expected true or false, got {_kind(counts)}")
+        rows = self.csv_rows(t["file"], "prior.file")
+        widths = {len(r) for r in rows}
+        if widths not in ({1}, {2}):
+            raise self.err(
+                "prior.file",
+                "expected one column (probability) or two (label, probability) on every line",
+            )
+        labels = [r[0] for r in rows] if widths == {2} else None
+        try:
+            values = [float(r[-1]) for r in rows]
+        except ValueError:
+            bad = next(r for r in rows if not _is_number(r[-1]))
+            raise self.err("prior.file", f"{t['file']}: {bad[-1]!r} is not a number") from None
+        if labels is not None and "labels" in t:
+            raise self.err("prior.labels", "the file names the labels already (first column)")
+        if counts:
+            arr = np.asarray(values, dtype=float)
+            if not np.isfinite(arr).all() or (arr < 0).any() or arr.sum() <= 0:
+                raise self.err(
+                    "prior.file", "counts must be finite, non-negative and not all zero"
+                )
+            values = list(arr / arr.sum())
+        pmf = as_pmf(values, "prior.file")
+        if labels is None:
+            labels = self.labels(t, "labels", "prior", pmf.size)
+        return Prior(pmf, labels)
+
+    def prior_grid(self, t: dict) -> Prior:
+        """``[prior.grid]``: map cells with counts (matrix or CSV), normalised."""
+        from privopt.model.location import LocationGrid
+
+        for bad in ("labels", "secret_labels"):
+            if bad in t:
+                raise self.err(f"prior.{bad}", "grid cells are labelled \"row,col\"")
+        g = self.table(t, "grid", "prior")
+        for key in ("rows", "cols"):
+            if key not in g:
+                raise self.err(f"prior.grid.{key}", "missing: give rows and cols")
+        if "counts" in g and "counts_file" in g:
+            raise self.err("prior.grid", "give counts or counts_file, not both")
+        counts = None
+        if "counts" in g:
+            counts = self.matrix(g, "counts", "prior.grid")
+        elif "counts_file" in g:
+            counts = self.csv_matrix(g["counts_file"], "prior.grid.counts_file")
+        cell = g.get("cell_size", 1.0)
+        if isinstance(cell, bool) or not isinstance(cell, (int, float)):
+            raise self.err("prior.grid.cell_size", f"expected a number, got {_kind(cell)}")
+        self.grid = LocationGrid(g["rows"], g["cols"], cell, counts, field="prior.grid")
+        return self.grid.prior()
+
+    def metric_value(self, value, key: str):
+        """A ``metric`` value with file paths read and grid points filled in."""
+        if isinstance(value, dict):
+            value = dict(value)
+            if "file" in value:
+                if set(value) != {"file"}:
+                    raise self.err(key, "a metric file stands alone: metric = { file = \"…\" }")
+                return self.csv_matrix(value["file"], f"{key}.file")
+            if "points" not in value and "edges" not in value and "matrix" not in value:
+                if self.grid is None:
+                    raise self.err(
+                        key,
+                        "give points (with norm), edges, matrix or file; a norm alone needs "
+                        "[prior.grid]",
+                    )
+                value["points"] = self.grid.points.tolist()
+        return value
+
     def distortion(self, t: dict, section: str, prior) -> Distortion:
         kind = t.get("kind")
         if kind is None:
@@ -546,10 +701,22 @@ class _Parser:
                 f"unknown distortion kind {kind!r}; valid: {', '.join(DISTORTION_KINDS)}",
             )
         n_in = prior.n_inputs
-        if "values" in t and kind not in ("absolute", "squared"):
-            raise self.err(f"{section}.values", 'only used with kind = "absolute" or "squared"')
+        if "values" in t and kind not in ("absolute", "squared", "query"):
+            raise self.err(
+                f"{section}.values", 'only used with kind = "absolute", "squared" or "query"'
+            )
         if "matrix" in t and kind != "matrix":
             raise self.err(f"{section}.matrix", 'only used with kind = "matrix"')
+        for key in ("query", "loss", "match"):
+            if key in t and kind != "query":
+                raise self.err(f"{section}.{key}", 'only used with kind = "query"')
+        for key in ("metric", "power"):
+            if key in t and kind != "metric":
+                raise self.err(f"{section}.{key}", 'only used with kind = "metric"')
+        if kind == "query":
+            return self.query_distortion(t, section, prior)
+        if kind == "metric":
+            return self.metric_distortion(t, section, prior)
         if kind == "hamming":
             if prior.is_database:
                 d = Distortion.database_hamming(prior.m, prior.n)
@@ -589,6 +756,131 @@ class _Parser:
         if section == "distortion" and "output_labels" in t:
             d.output_labels = self.labels(t, "output_labels", section, d.n_outputs)
         return d
+
+    def query_distortion(self, t: dict, section: str, prior) -> Distortion:
+        """``kind = "query"``: ``d(x, u) = loss(q(x), u)`` on a database prior."""
+        from privopt.model.queries import query_distortion
+
+        if not prior.is_database:
+            raise self.err(
+                f"{section}.kind",
+                'kind = "query" needs a database prior ([prior.database] with m and n)',
+            )
+        query = t.get("query")
+        if query is None:
+            raise self.err(f"{section}.query", 'missing: one of "count", "sum", "histogram"')
+        if not isinstance(query, str):
+            raise self.err(f"{section}.query", f"expected a string, got {_kind(query)}")
+        loss = self.string(t, "loss", section) or "absolute"
+        match = t.get("match")
+        if match is not None and not isinstance(match, list):
+            raise self.err(f"{section}.match", f"expected a list of row values, got {_kind(match)}")
+        values = self.vector(t, "values", section) if "values" in t else None
+        return query_distortion(
+            prior.m,
+            prior.n,
+            query,
+            loss,
+            match=match,
+            values=values,
+            symbols=prior.symbols,
+            field=section,
+        )
+
+    def metric_distortion(self, t: dict, section: str, prior) -> Distortion:
+        """``kind = "metric"``: ``d(y, u) = dist(y, u)^power`` between inputs (outputs =
+        inputs), from ``metric`` here or the ``[privacy]`` metric."""
+        from privopt.notions.metric_dp import validate_metric
+
+        if "metric" in t:
+            raw, key = t["metric"], f"{section}.metric"
+        elif self.privacy_table is not None and "metric" in self.privacy_table:
+            raw, key = self.privacy_table["metric"], "privacy.metric"
+        elif self.grid is not None:
+            raw, key = {"norm": "euclidean"}, f"{section}.metric"
+        else:
+            raise self.err(
+                f"{section}.metric",
+                'kind = "metric" needs a metric: here, in [privacy] metric, or [prior.grid]',
+            )
+        power = t.get("power", 1.0)
+        if isinstance(power, bool) or not isinstance(power, (int, float)) or not power > 0:
+            raise self.err(f"{section}.power", f"expected a positive number, got {_kind(power)}")
+
+        class _Inputs:  # the metric is on the inputs Y, not on the secret
+            n_secrets = prior.n_inputs
+            secret_labels = prior.input_labels
+
+        metric = validate_metric(self.metric_value(raw, key), _Inputs, key)
+        if not np.isfinite(metric.matrix).all():
+            raise self.err(key, "a distortion needs finite distances (the graph is disconnected)")
+        return Distortion(metric.matrix ** float(power), output_labels=prior.input_labels)
+
+    def neighbors(self, value, prior):
+        """``[privacy] neighbors``: a name, an edge list, ``{edges}``, ``{adjacency}`` or
+        ``{file}`` (a CSV edge list); symbols or indices of the secret alphabet."""
+        from privopt.model import NeighborRelation
+
+        key = "privacy.neighbors"
+        if isinstance(value, str):
+            resolve_neighbors(prior, value)  # a known relation for this prior
+            return value
+        if isinstance(value, list):
+            value = {"edges": value}
+        if not isinstance(value, dict):
+            raise self.err(
+                key,
+                'expected "hamming", "all", an edge list [[a, b], …], { adjacency = [[…]] } '
+                f'or {{ file = "edges.csv" }}, got {_kind(value)}',
+            )
+        if len(value) != 1 or next(iter(value)) not in ("edges", "adjacency", "file"):
+            raise self.err(key, "give exactly one of edges, adjacency, file")
+        form, raw = next(iter(value.items()))
+        k = prior.n_secrets
+        if form == "adjacency":
+            adj = np.asarray(self.matrix_value(raw, f"{key}.adjacency"), dtype=float)
+            if adj.shape != (k, k):
+                raise self.err(
+                    f"{key}.adjacency", f"has shape {adj.shape}; the secret has {k} symbols"
+                )
+            if not np.isin(adj, (0.0, 1.0)).all() or (adj != adj.T).any():
+                raise self.err(f"{key}.adjacency", "must be a symmetric 0/1 matrix")
+            if np.diag(adj).any():
+                raise self.err(f"{key}.adjacency", "the diagonal must be 0 (no self-pairs)")
+            pairs = np.argwhere(np.triu(adj) > 0)
+            return NeighborRelation.from_pairs(k, pairs)
+        if form == "file":
+            rows = self.csv_rows(raw, f"{key}.file")
+            field = f"{key}.file"
+        else:
+            rows = raw
+            field = f"{key}.edges"
+        if not isinstance(rows, list) or not rows:
+            raise self.err(field, "expected a non-empty list of pairs [a, b]")
+        labels = list(prior.secret_labels)
+        pairs = []
+        for n, pair in enumerate(rows):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise self.err(field, f"entry {n} is {pair!r}: write each pair as [a, b]")
+            pairs.append([self.secret(v, labels, f"{field}[{n}]") for v in pair])
+        return NeighborRelation.from_pairs(k, pairs)
+
+    def secret(self, value, labels: list, key: str) -> int:
+        """A symbol of the secret alphabet (or an index) as an index."""
+        if isinstance(value, str) and value in labels:
+            return labels.index(value)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(labels):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            index = int(value)
+            if 0 <= index < len(labels) and value not in labels:
+                return index
+        shown = ", ".join(labels[:10]) + (" …" if len(labels) > 10 else "")
+        raise self.err(
+            key,
+            f"unknown secret {value!r}: use a symbol of the secret alphabet ({shown}) or an "
+            f"index 0..{len(labels) - 1}",
+        )
 
     def extras(self, t: dict, main: Distortion, prior) -> list:
         raw = t.get("extra")
@@ -640,10 +932,7 @@ class _Parser:
             _mode, spec.epsilon, spec.max_distortion = check_mode(eps, budget)
         neighbors = t.get("neighbors")
         if neighbors is not None:
-            if not isinstance(neighbors, str):
-                raise self.err("privacy.neighbors", f"expected a string, got {_kind(neighbors)}")
-            resolve_neighbors(spec.prior, neighbors)  # a known relation for this prior
-            spec.neighbors = neighbors
+            spec.neighbors = self.neighbors(neighbors, spec.prior)
         observe = t.get("observe_secret")
         if observe is not None:
             if not isinstance(observe, bool):
@@ -652,6 +941,8 @@ class _Parser:
                 )
             spec.observe_secret = observe
         raw = {k: v for k, v in t.items() if k in notion_option_keys()}
+        if "metric" in raw:
+            raw["metric"] = self.metric_value(raw["metric"], "privacy.metric")
         if spec.notion is not None:
             spec.options = get_notion(spec.notion).validate_options(spec.prior, raw)
         else:  # an audit file without a notion: each option checked by a notion that has it
@@ -753,6 +1044,14 @@ class _Parser:
                     leak, key, "reference.leakage", allow_inf=True
                 )
         return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _kind(value) -> str:

@@ -565,6 +565,8 @@ def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
     Bordenabe & Palamidessi 2013, Def. 3; geo-indistinguishability, [Andres-Geo], Def. 3.1),
     so the level is ``max (ln p(u|x) − ln p(u|x')) / d(x,x')`` over pairs in ``supp p`` and
     outputs with ``p(u|x) > 0`` (an exact zero of the channel, never a rounded ``p(u)``).
+    Secrets outside the support are left out, and so are their geodesics: the pairs are
+    those of the metric restricted to the support.
     A pair at distance 0 needs equal rows (else ``+inf``); pairs at distance ``+inf`` are
     unconstrained; ``p(u|x') = 0 < p(u|x)`` at a finite distance gives ``+inf``. The maximum
     is taken over the metric's constraint pairs, which imply all others
@@ -595,5 +597,6 @@ def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
         )
     full = np.zeros((st.p.size, st.channel.shape[1]))
     full[st.s_mask] = st.channel
-    rel = metric.pairs if pairs is None else pairs
-    return pair_level(full, rel, np.flatnonzero(st.s_mask))
+    support = np.flatnonzero(st.s_mask)
+    rel = metric.pairs_on(support) if pairs is None else pairs
+    return pair_level(full, rel, support)

@@ -369,6 +369,56 @@ class Metric:
         """:attr:`pairs` (the exact constraint set)."""
         return self.pairs
 
+    def sub_metric(self, keep) -> Metric:
+        """The metric restricted to the secrets ``keep`` (distances unchanged).
+
+        Parameters
+        ----------
+        keep : array_like of int
+
+        Returns
+        -------
+        Metric
+        """
+        keep = np.asarray(keep, dtype=np.int64)
+        labels = None if self.labels is None else [self.labels[i] for i in keep]
+        return Metric(self.matrix[np.ix_(keep, keep)], labels, self.kind, self.field, check=False)
+
+    def pairs_on(self, keep, stretch: float | None = None) -> MetricPairs:
+        """The constraint pairs among the secrets ``keep`` (original indices).
+
+        Secrets outside ``keep`` (outside the prior's support) are not constrained, so a
+        geodesic through them does not imply anything: the pairs are those of the
+        restricted metric :meth:`sub_metric` (or the edges of its greedy spanner).
+
+        Parameters
+        ----------
+        keep : array_like of int
+        stretch : float, optional
+            A spanner's stretch ``δ > 1``.
+
+        Returns
+        -------
+        MetricPairs
+            On all ``k`` secrets, with both ends of every pair in ``keep``.
+        """
+        keep = np.asarray(keep, dtype=np.int64)
+        key = (keep.tobytes(), stretch)
+        cache = self.__dict__.setdefault("_pairs_cache", {})
+        if key not in cache:
+            if keep.size == self.size:
+                sub, metric = None, self
+            else:
+                sub = keep
+                metric = self.sub_metric(keep)
+            pairs = metric.spanner(stretch) if stretch and stretch > 1 else metric.pairs
+            if sub is not None:
+                pairs = MetricPairs(
+                    self.size, sub[pairs.left], sub[pairs.right], pairs.weights, pairs.kind
+                )
+            cache[key] = pairs
+        return cache[key]
+
     def spanner(self, stretch: float) -> MetricPairs:
         """The edges of a greedy ``stretch``-spanner, as constraint pairs with distances.
 

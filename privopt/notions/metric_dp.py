@@ -166,27 +166,27 @@ def validate_spanner(value, prior, field: str) -> float:
     return stretch
 
 
-def constraint_pairs(options: dict) -> MetricPairs:
-    """The pairs the program constrains: the metric's constraint pairs, or the edges of its
-    greedy ``spanner``-spanner (cached on the metric).
+def constraint_pairs(options: dict, support=None) -> MetricPairs:
+    """The pairs the program constrains among the secrets of ``support``: the constraint
+    pairs of the metric restricted to them, or the edges of its greedy ``spanner``-spanner
+    (cached on the metric). Secrets outside the prior's support are not constrained, so a
+    geodesic through them implies nothing (:meth:`~privopt.model.Metric.pairs_on`).
 
     Parameters
     ----------
     options : dict
         The validated notion options (``metric``, optional ``spanner``).
+    support : array_like of int, optional
+        Default: every secret.
 
     Returns
     -------
     MetricPairs
+        In the metric's indices.
     """
     metric: Metric = options["metric"]
-    stretch = options.get("spanner")
-    if stretch is None or stretch <= 1.0:
-        return metric.pairs
-    cache = metric.__dict__.setdefault("_spanners", {})
-    if stretch not in cache:
-        cache[stretch] = metric.spanner(stretch)
-    return cache[stretch]
+    keep = np.arange(metric.size) if support is None else np.asarray(support)
+    return metric.pairs_on(keep, options.get("spanner"))
 
 
 def _ratios(weights: np.ndarray, eps: float) -> np.ndarray:
@@ -218,13 +218,12 @@ class MetricPrivacy(Notion):
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         metric = validate_metric(options.get("metric"), prior, "privacy.metric")
-        pairs = None
-        if options.get("spanner") is not None:
-            pairs = constraint_pairs({"metric": metric, "spanner": options["spanner"]})
+        support = np.flatnonzero(prior.secret_probs > 0)
+        pairs = constraint_pairs({"metric": metric, "spanner": options.get("spanner")}, support)
         return measures.metric_dp_level(prior, mechanism, metric, pairs)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
-        pairs = constraint_pairs(ctx.options).relabelled(ctx.secret_index)
+        pairs = constraint_pairs(ctx.options, ctx.secret_index).relabelled(ctx.secret_index)
         if pairs.n_pairs == 0:
             return []
         ratios = cp.Parameter((pairs.n_pairs, 1), nonneg=True, name="metric_ratios")
@@ -240,7 +239,7 @@ class MetricPrivacy(Notion):
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
         support = np.flatnonzero(prior.secret_probs > 0)
-        pairs = constraint_pairs(options).relabelled(support)
+        pairs = constraint_pairs(options, support).relabelled(support)
         ch = channel if channel.shape[0] == support.size else channel[support]
         theta = 0.0
         chunk = max(1, 2**22 // max(ch.shape[1], 1))
@@ -255,7 +254,8 @@ class MetricPrivacy(Notion):
 
     def lagrangian(self, lctx, duals):
         shape = lctx.channel.shape
-        pairs = constraint_pairs(lctx.options).relabelled(lctx.prior.secret_support)
+        support = lctx.prior.secret_support
+        pairs = constraint_pairs(lctx.options, support).relabelled(support)
         coef = np.zeros(shape)
         if pairs.n_pairs and duals:
             lam = dual_array(duals[0], (pairs.n_pairs, shape[1]))
@@ -268,7 +268,8 @@ class MetricPrivacy(Notion):
         """What a result states besides its level: the constraint pairs written and, with a
         spanner, the guarantee on the full metric and the exact metric level."""
         metric: Metric = options["metric"]
-        pairs = constraint_pairs(options)
+        support = np.flatnonzero(prior.secret_probs > 0)
+        pairs = constraint_pairs(options, support)
         out: dict = {"metric": metric.kind, "constraint_pairs": pairs.n_pairs // 2}
         stretch = options.get("spanner")
         if stretch is not None and stretch > 1.0:
@@ -283,8 +284,7 @@ class MetricPrivacy(Notion):
                 out["guaranteed_metric_level"] = float(epsilon) * float(stretch)
             if matrix is not None:
                 channel = prior.induced_channel(np.asarray(matrix, dtype=float))
-                support = np.flatnonzero(prior.secret_probs > 0)
                 full = np.zeros_like(channel)
                 full[support] = channel[support]
-                out["metric_level"] = pair_level(full, metric.pairs, support)
+                out["metric_level"] = pair_level(full, metric.pairs_on(support), support)
         return out

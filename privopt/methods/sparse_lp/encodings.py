@@ -276,7 +276,7 @@ class MetricRatios(Encoding):
     def relation(self, request) -> NeighborRelation | None:
         from privopt.notions.metric_dp import constraint_pairs
 
-        return constraint_pairs(dict(request.options))
+        return constraint_pairs(dict(request.options), request.prior.secret_support)
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
         pairs = lp.relation
