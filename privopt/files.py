@@ -555,7 +555,7 @@ class _Parser:
                 "prior",
                 "give exactly one prior form: probs = […] (a single secret), joint = [[…]] "
                 f"(secret S × observed Y), [prior.database] (m, n, row_probs or probs), "
-                f"file = \"prior.csv\" or [prior.grid] (map cells); {found}",
+                f'file = "prior.csv" or [prior.grid] (map cells); {found}',
             )
         form = forms[0]
         if "counts" in t and form != "file":
@@ -640,9 +640,7 @@ class _Parser:
         if counts:
             arr = np.asarray(values, dtype=float)
             if not np.isfinite(arr).all() or (arr < 0).any() or arr.sum() <= 0:
-                raise self.err(
-                    "prior.file", "counts must be finite, non-negative and not all zero"
-                )
+                raise self.err("prior.file", "counts must be finite, non-negative and not all zero")
             values = list(arr / arr.sum())
         pmf = as_pmf(values, "prior.file")
         if labels is None:
@@ -655,7 +653,7 @@ class _Parser:
 
         for bad in ("labels", "secret_labels"):
             if bad in t:
-                raise self.err(f"prior.{bad}", "grid cells are labelled \"row,col\"")
+                raise self.err(f"prior.{bad}", 'grid cells are labelled "row,col"')
         g = self.table(t, "grid", "prior")
         for key in ("rows", "cols"):
             if key not in g:
@@ -679,7 +677,7 @@ class _Parser:
             value = dict(value)
             if "file" in value:
                 if set(value) != {"file"}:
-                    raise self.err(key, "a metric file stands alone: metric = { file = \"…\" }")
+                    raise self.err(key, 'a metric file stands alone: metric = { file = "…" }')
                 return self.csv_matrix(value["file"], f"{key}.file")
             if "points" not in value and "edges" not in value and "matrix" not in value:
                 if self.grid is None:

@@ -62,9 +62,7 @@ class LocationGrid:
                     f"{field}.counts",
                 )
             if not np.isfinite(weights).all() or (weights < 0).any():
-                raise InputError(
-                    "counts must be finite and non-negative", f"{field}.counts"
-                )
+                raise InputError("counts must be finite and non-negative", f"{field}.counts")
             if weights.sum() <= 0:
                 raise InputError("counts are all zero", f"{field}.counts")
         self.counts = weights
@@ -139,7 +137,9 @@ class LocationGrid:
         """
         arr = np.asarray(values, dtype=float)
         if arr.shape != (self.size,):
-            raise InputError(f"expected {self.size} values (one per cell), got {arr.shape}", "values")
+            raise InputError(
+                f"expected {self.size} values (one per cell), got {arr.shape}", "values"
+            )
         return arr.reshape(self.rows, self.cols)
 
     def __repr__(self) -> str:

@@ -154,7 +154,9 @@ def query_distortion(
         ``mⁿ × |U|``, with the answers as output labels.
     """
     if loss not in QUERY_LOSSES:
-        raise InputError(f"unknown loss {loss!r}; valid: {', '.join(QUERY_LOSSES)}", f"{field}.loss")
+        raise InputError(
+            f"unknown loss {loss!r}; valid: {', '.join(QUERY_LOSSES)}", f"{field}.loss"
+        )
     answers, outputs = query_answers(
         m, n, query, match=match, values=values, symbols=symbols, field=field
     )
