@@ -49,6 +49,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Mechanism": ("privopt.model", "Mechanism"),
     "NeighborRelation": ("privopt.model", "NeighborRelation"),
     "Metric": ("privopt.model", "Metric"),
+    "LocationGrid": ("privopt.model.location", "LocationGrid"),
+    "query_distortion": ("privopt.model.queries", "query_distortion"),
     "Prior": ("privopt.model", "Prior"),
     "all_pairs": ("privopt.model", "all_pairs"),
     "hamming_neighbors": ("privopt.model", "hamming_neighbors"),
@@ -81,6 +83,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         all_pairs,
         hamming_neighbors,
     )
+    from privopt.model.location import LocationGrid
+    from privopt.model.queries import query_distortion
     from privopt.notions import get_notion, notion_names
     from privopt.request import DesignRequest, prepare_request
     from privopt.solve import (
@@ -144,6 +148,7 @@ __all__ = [
     "InfeasibleError",
     "InputError",
     "JointPrior",
+    "LocationGrid",
     "METHODS",
     "Mechanism",
     "Metric",
@@ -170,6 +175,7 @@ __all__ = [
     "notion_names",
     "paper_programs",
     "prepare_request",
+    "query_distortion",
     "solve_problem",
     "sweep",
     "validation",

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "plot_curves",
     "plot_curve",
+    "plot_location",
     "save_figure",
     "sweep_title",
     "FIGURE_FORMATS",
@@ -613,6 +614,113 @@ def plot_curve(curve, ax: Axes | None = None, **kwargs: Any) -> Figure:
     matplotlib.figure.Figure
     """
     return plot_curves([curve], ax=ax, **kwargs)
+
+
+def plot_location(
+    grid,
+    mechanism=None,
+    *,
+    prior=None,
+    cell: int | str | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
+    title: str | None = None,
+    cmap: str = "viridis",
+) -> Figure:
+    """Heatmaps of a location problem on its map: the prior, the mechanism's output law and,
+    for one ``cell``, the law of what it releases there.
+
+    Panels, in order: the prior ``p(x)`` (always), the output law ``p(u) = Σ_x p(x) W[x,u]``
+    (with a ``mechanism``) and ``p(u | x = cell)`` (with a ``mechanism`` and a ``cell``, which
+    is marked). Each panel has its own colour bar; row 0 of the grid is drawn at the top.
+
+    Parameters
+    ----------
+    grid : LocationGrid
+        The map (:class:`privopt.model.location.LocationGrid`); its cells are the secrets and
+        the outputs.
+    mechanism : Mechanism, array_like or DesignResult, optional
+        ``W[x, u]`` on the cells (a result's mechanism is taken).
+    prior : Prior or array_like, optional
+        Default: ``grid.prior()``.
+    cell : int or str, optional
+        A cell index or label (``"r,c"``) whose release law is drawn.
+    ax : Axes or sequence of Axes, optional
+        Draw on these axes, one per panel (a single Axes when there is one panel). Default: a
+        new figure with an off-screen canvas.
+    title : str, optional
+        A title over the figure (a new figure only).
+    cmap : str
+        A matplotlib colour map.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    InputError
+        When the sizes do not match the grid, an unknown cell, or the wrong number of axes.
+    """
+    if mechanism is not None and hasattr(mechanism, "mechanism") and hasattr(mechanism, "status"):
+        mechanism = mechanism.mechanism
+    matrix = None
+    if mechanism is not None:
+        matrix = np.asarray(getattr(mechanism, "matrix", mechanism), dtype=float)
+        if matrix.shape != (grid.size, grid.size):
+            raise InputError(
+                f"the mechanism is {matrix.shape}; a location mechanism is cells × cells "
+                f"({grid.size} × {grid.size})",
+                "mechanism",
+            )
+    p = grid.prior().probs if prior is None else np.asarray(getattr(prior, "probs", prior))
+    panels = [("prior $p(x)$", grid.as_map(p))]
+    if matrix is not None:
+        panels.append(("output law $p(u)$", grid.as_map(p @ matrix)))
+        if cell is not None:
+            index = (
+                grid.labels.index(cell) if isinstance(cell, str) and cell in grid.labels else cell
+            )
+            if not isinstance(index, (int, np.integer)) or not 0 <= int(index) < grid.size:
+                raise InputError(f'unknown cell {cell!r}: an index or a label "r,c"', "cell")
+            panels.append(
+                (f"$p(u \\mid x = {grid.labels[int(index)]})$", grid.as_map(matrix[index]))
+            )
+    elif cell is not None:
+        raise InputError("a cell's release law needs a mechanism", "cell")
+    if ax is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(3.4 * len(panels), 3.2), dpi=150, layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = list(fig.subplots(1, len(panels), squeeze=False)[0])
+        if title:
+            fig.suptitle(title, fontsize=10)
+    else:
+        axes = [ax] if not isinstance(ax, (list, tuple, np.ndarray)) else list(np.ravel(ax))
+        if len(axes) != len(panels):
+            raise InputError(f"{len(panels)} panel(s) to draw but {len(axes)} axes given", "ax")
+        fig = axes[0].figure
+    extent = (0, grid.cols * grid.cell_size, grid.rows * grid.cell_size, 0)
+    for axis, (name, values) in zip(axes, panels, strict=True):
+        image = axis.imshow(values, cmap=cmap, extent=extent, interpolation="nearest")
+        axis.set_title(name, fontsize=9)
+        axis.set_xlabel("x", fontsize=8)
+        axis.set_ylabel("y", fontsize=8)
+        axis.tick_params(labelsize=7)
+        bar = fig.colorbar(image, ax=axis, shrink=0.85)
+        bar.ax.tick_params(labelsize=7)
+    if cell is not None and matrix is not None:
+        r, c = divmod(int(index), grid.cols)
+        axes[-1].plot(
+            (c + 0.5) * grid.cell_size,
+            (r + 0.5) * grid.cell_size,
+            marker="x",
+            color="#D55E00",
+            markersize=8,
+            markeredgewidth=2,
+        )
+    return fig
 
 
 def save_figure(
