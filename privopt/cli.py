@@ -966,6 +966,48 @@ def _audit(spec: ProblemSpec, mechanism) -> dict:
     return out
 
 
+def _composition_levels(spec: ProblemSpec) -> dict:
+    """The PML levels of the stages of ``[composition]`` and the papers' bound on the joint
+    release (Saeidian et al. 2023: Theorem 4(1) for adaptive and parallel releases, the
+    post-processing inequality of Lemma 1 for ``then``)."""
+    from privopt import measures
+
+    comp = spec.composition
+    first = comp["first"]
+    if comp["kind"] == "then":
+        eps1 = measures.pml_level(spec.prior, first.matrix)
+        return {
+            "kind": "then",
+            "first": eps1,
+            "bound": eps1,
+            "joint": measures.pml_level(spec.prior, comp["mechanism"].matrix),
+            "theorem": "post-processing: ℓ(X→z) ≤ max_y ℓ(X→y) (Saeidian et al. 2023, Lemma 1)",
+        }
+    second = comp["second"]
+    if comp["kind"] == "parallel":
+        second = [second] * first.n_outputs
+    levels = measures.adaptive_composition_levels(
+        spec.prior, first.matrix, [s.matrix for s in second]
+    )
+    levels["kind"] = comp["kind"]
+    levels["theorem"] = (
+        "ε₁-PML then ε₂-PML given y gives (ε₁+ε₂)-PML (Saeidian et al. 2023, Theorem 4(1))"
+    )
+    return levels
+
+
+def _composition_lines(comp: dict) -> list[str]:
+    lines = [f"composition ({comp['kind']})"]
+    lines.append(f"  first stage PML level           {_fmt(comp['first'], 12)}")
+    if "second" in comp:
+        lines.append(f"  second stage PML level (max_y)  {_fmt(comp['second'], 12)}")
+    lines.append(f"  bound on the joint release      {_fmt(comp['bound'], 12)}")
+    holds = "holds" if comp["joint"] <= comp["bound"] + 1e-9 else "VIOLATED"
+    lines.append(f"  PML level of the joint release  {_fmt(comp['joint'], 12)}  ({holds})")
+    lines.append(f"  {comp['theorem']}")
+    return lines
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     """``privopt audit``: measure every notion on a given mechanism.
 
@@ -999,6 +1041,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     else:
         mech = spec.mechanism
     out = _audit(spec, mech)
+    if spec.composition is not None and args.mechanism is None:
+        with _about(spec.path):
+            out["composition"] = _composition_levels(spec)
     checks = check_reference(spec.reference, out) if spec.reference else []
     if checks:
         out["reference_check"] = {"ok": all(c["ok"] for c in checks), "checks": checks}
@@ -1007,6 +1052,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return _reference_exit(spec, checks, 0)
     lines = _header(spec) + ["", "mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
     lines += _matrix_lines(mech.matrix, out["inputs"], out["outputs"])
+    if "composition" in out:
+        lines += [""] + _composition_lines(out["composition"])
     lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
     lines += ["", "PML per output ℓ(X→u) (nats)"]
     lines += [

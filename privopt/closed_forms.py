@@ -43,6 +43,12 @@ __all__ = [
     "pml_uniform_hamming_level",
     "maximal_leakage_hamming_distortion",
     "maximal_leakage_hamming_level",
+    "adaptive_composition_pml",
+    "adaptive_composition_pml_delta",
+    "adaptive_composition_pml_tail",
+    "adaptive_composition_eml_pml",
+    "adaptive_composition_eml",
+    "geometric_mechanism",
 ]
 
 
@@ -581,3 +587,151 @@ def maximal_leakage_hamming_level(probs, D: float) -> float:
     before = cum[j - 1] if j > 0 else 0.0
     t = j + (target - before) / q[j] if q[j] > 0 else float(j)
     return float(np.log(max(t, 1.0)))
+
+
+# --- adaptive composition (Saeidian et al. 2023, Theorem 4) ----------------------------------
+def _check_levels(*values: float) -> None:
+    for v in values:
+        if not (v >= 0):
+            raise InputError(f"levels and probabilities must be >= 0, got {v}", "epsilon")
+
+
+def _check_delta_value(delta: float, field: str) -> float:
+    delta = float(delta)
+    if not 0.0 <= delta <= 1.0:
+        raise InputError(f"must lie in [0, 1], got {delta}", field)
+    return delta
+
+
+def adaptive_composition_pml(eps1: float, eps2: float) -> float:
+    """ε₁-PML ``P_{Y|X}`` and ε₂-PML ``P_{Z|X,Y=y}`` for every ``y`` (each under its
+    posterior ``P_{X|Y=y}``) give an ``(ε₁ + ε₂)``-PML joint release ``P_{YZ|X}``
+    (Saeidian et al. (2023), Theorem 4(1)).
+
+    Parameters
+    ----------
+    eps1, eps2 : float
+        The PML levels of the two stages (nats).
+
+    Returns
+    -------
+    float
+        ``ε₁ + ε₂``.
+    """
+    _check_levels(eps1, eps2)
+    return float(eps1) + float(eps2)
+
+
+def adaptive_composition_pml_delta(
+    eps1: float, delta1: float, eps2: float, delta2: float
+) -> tuple[float, float]:
+    """(ε₁,δ₁)-PML and (ε₂,δ₂)-PML for every ``y`` give
+    ``(ε₁ + ε₂, δ₁ + δ₂ − δ₁δ₂)``-PML (Saeidian et al. (2023), Theorem 4(2)).
+
+    Parameters
+    ----------
+    eps1, delta1, eps2, delta2 : float
+
+    Returns
+    -------
+    tuple of float
+        ``(ε, δ)``.
+    """
+    _check_levels(eps1, eps2)
+    d1 = _check_delta_value(delta1, "delta1")
+    d2 = _check_delta_value(delta2, "delta2")
+    return float(eps1) + float(eps2), d1 + d2 - d1 * d2
+
+
+def adaptive_composition_pml_tail(
+    eps1: float, delta1: float, eps2: float, delta2: float
+) -> tuple[float, float]:
+    """(ε₁,δ₁)-PML and ``P[ℓ(X→Z|Y) ≤ ε₂] ≥ 1 − δ₂`` give ``(ε₁ + ε₂, δ₁ + δ₂)``-PML
+    (Saeidian et al. (2023), Theorem 4(3)).
+
+    Parameters
+    ----------
+    eps1, delta1, eps2, delta2 : float
+
+    Returns
+    -------
+    tuple of float
+        ``(ε, min(δ₁ + δ₂, 1))``.
+    """
+    _check_levels(eps1, eps2)
+    d1 = _check_delta_value(delta1, "delta1")
+    d2 = _check_delta_value(delta2, "delta2")
+    return float(eps1) + float(eps2), min(d1 + d2, 1.0)
+
+
+def adaptive_composition_eml_pml(eps1: float, delta1: float, eps2: float) -> tuple[float, float]:
+    """(ε₁,δ₁)-EML ``P_{Y|X}`` and ε₂-PML ``P_{Z|X,Y=y}`` give ``(ε₁ + ε₂, δ₁)``-EML
+    (Saeidian et al. (2023), Theorem 4(4), last sentence).
+
+    Parameters
+    ----------
+    eps1, delta1, eps2 : float
+
+    Returns
+    -------
+    tuple of float
+        ``(ε, δ)``.
+    """
+    _check_levels(eps1, eps2)
+    return float(eps1) + float(eps2), _check_delta_value(delta1, "delta1")
+
+
+def adaptive_composition_eml(
+    eps1: float, delta1: float, eps2: float, delta2: float, eps_max: float
+) -> tuple[float, float]:
+    """(ε₁,δ₁)-EML and (ε₂,δ₂)-EML for every ``y`` give (ε, δ₁ + δ₂)-EML with
+    ``ε = ln( δ₂/(δ₁+δ₂) · e^{ε_max} + e^{ε₁+ε₂} )``, ``ε_max = −ln min_x P_X(x)``
+    (Saeidian et al. (2023), Theorem 4(5)).
+
+    Parameters
+    ----------
+    eps1, delta1, eps2, delta2 : float
+    eps_max : float
+        ``−ln min_{x ∈ supp P_X} P_X(x)`` (:func:`privopt.measures.epsilon_max`).
+
+    Returns
+    -------
+    tuple of float
+        ``(ε, min(δ₁ + δ₂, 1))``; with ``δ₁ = δ₂ = 0`` it is ``(ε₁ + ε₂, 0)``.
+    """
+    _check_levels(eps1, eps2, eps_max)
+    d1 = _check_delta_value(delta1, "delta1")
+    d2 = _check_delta_value(delta2, "delta2")
+    weight = d2 / (d1 + d2) if d1 + d2 > 0 else 0.0
+    eps = float(np.log(weight * np.exp(eps_max) + np.exp(eps1 + eps2)))
+    return eps, min(d1 + d2, 1.0)
+
+
+def geometric_mechanism(eps: float, size: int) -> Mechanism:
+    """The range-restricted geometric mechanism on ``{0, …, size−1}``:
+    ``G[i,j] = (1−α)/(1+α) · α^{|i−j|}`` inside, ``α^{|i−j|}/(1+α)`` at the two ends
+    (``α = e^{−ε}``), which is ε-DP for neighbours ``|i − j| = 1`` and, followed by the
+    Bayes-optimal remap, minimises any loss non-decreasing in ``|i − u|`` for every prior
+    (Ghosh, Roughgarden & Sundararajan (2012), Def. 2.3 and Thm 1.1).
+
+    Parameters
+    ----------
+    eps : float
+        ε ≥ 0 (nats).
+    size : int
+        The number of counts ``n + 1`` (≥ 2).
+
+    Returns
+    -------
+    Mechanism
+    """
+    eps = _check_eps(eps)
+    size = int(size)
+    if size < 2:
+        raise InputError(f"needs at least 2 values, got {size}", "size")
+    a = float(np.exp(-eps))
+    i, j = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+    G = (1 - a) / (1 + a) * a ** np.abs(i - j)
+    G[:, 0] = a ** i[:, 0] / (1 + a)
+    G[:, -1] = a ** (size - 1 - i[:, -1]) / (1 + a)
+    return Mechanism(G)

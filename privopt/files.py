@@ -75,7 +75,18 @@ __all__ = [
 
 #: Valid keys of every table (``None``: a sub-table, validated on its own).
 VALID_KEYS: dict[str, tuple[str, ...]] = {
-    "": ("title", "source", "prior", "distortion", "privacy", "solver", "reference", "mechanism"),
+    "": (
+        "title",
+        "source",
+        "prior",
+        "distortion",
+        "privacy",
+        "solver",
+        "reference",
+        "mechanism",
+        "composition",
+    ),
+    "composition": ("first", "adaptive", "then", "parallel"),
     "prior": ("probs", "labels", "joint", "secret_labels", "database", "file", "counts", "grid"),
     "prior.database": ("m", "n", "row_probs", "probs", "symbols"),
     "prior.grid": ("rows", "cols", "cell_size", "counts", "counts_file"),
@@ -161,6 +172,10 @@ class ProblemSpec:
     title, source : str or None
     grid : LocationGrid or None
         The map of ``[prior.grid]``.
+    composition : dict or None
+        ``[composition]`` of an audit file: ``kind`` (``"adaptive"``, ``"then"`` or
+        ``"parallel"``), ``first`` (a Mechanism) and ``second`` (the second stage); the
+        composed release is :attr:`mechanism`.
     """
 
     path: str
@@ -181,6 +196,7 @@ class ProblemSpec:
     title: str | None = None
     source: str | None = None
     grid: Any = None
+    composition: dict | None = None
 
     @property
     def priors(self) -> list | None:
@@ -534,11 +550,29 @@ class _Parser:
             self.solver(solver_t, spec)
 
         mech_t = self.table(data, "mechanism", "")
+        comp_t = self.table(data, "composition", "")
+        if mech_t is not None and comp_t is not None:
+            raise self.err(
+                "composition", "give [mechanism] or [composition] (the composed release), not both"
+            )
         if mech_t is not None:
             spec.mechanism = self.mechanism(mech_t, prior, spec.distortion)
+        elif comp_t is not None:
+            spec.composition = self.composition(comp_t, prior)
+            spec.mechanism = spec.composition["mechanism"]
+            if (
+                spec.distortion is not None
+                and spec.distortion.n_outputs != spec.mechanism.n_outputs
+            ):
+                raise self.err(
+                    "composition",
+                    f"the composed release has {spec.mechanism.n_outputs} outputs but the "
+                    f"distortion has {spec.distortion.n_outputs}",
+                )
         elif self.purpose == "audit":
             raise self.err(
-                "mechanism", "missing section [mechanism] with matrix = [[…]] (rows = inputs)"
+                "mechanism",
+                "missing section [mechanism] with matrix = [[…]] (rows = inputs), or [composition]",
             )
 
         ref_t = self.table(data, "reference", "")
@@ -1006,6 +1040,56 @@ class _Parser:
         if labels is None and n_out == prior.n_inputs:
             labels = prior.input_labels
         return Mechanism(rows, prior.input_labels, labels)
+
+    def composition(self, t: dict, prior) -> dict:
+        """``[composition]``: ``first`` (rows = inputs) and exactly one of ``adaptive`` (one
+        matrix p(z|x, y) per output y of ``first``), ``then`` (post-processing p(z|y)) and
+        ``parallel`` (an independent p(z|x))."""
+        if "first" not in t:
+            raise self.err("composition.first", "missing: the first stage p(y|x) = [[…]]")
+        first_rows = self.matrix(t, "first", "composition")
+        if len(first_rows) != prior.n_inputs:
+            raise self.err(
+                "composition.first",
+                f"has {len(first_rows)} rows but the prior has {prior.n_inputs} inputs",
+            )
+        first = Mechanism(first_rows, prior.input_labels)
+        kinds = [k for k in ("adaptive", "then", "parallel") if k in t]
+        if len(kinds) != 1:
+            raise self.err(
+                "composition",
+                "give exactly one second stage: adaptive = [[[…]], …] (p(z|x, y), one matrix "
+                "per output y), then = [[…]] (p(z|y)) or parallel = [[…]] (p(z|x))",
+            )
+        kind = kinds[0]
+        key = f"composition.{kind}"
+        if kind == "adaptive":
+            raw = t["adaptive"]
+            if not isinstance(raw, list) or len(raw) != first.n_outputs:
+                raise self.err(
+                    key,
+                    f"expected {first.n_outputs} matrices p(z|x, y), one per output y of first",
+                )
+            second = []
+            for y, rows in enumerate(raw):
+                rows = self.matrix_value(rows, f"{key}[{y}]")
+                if len(rows) != prior.n_inputs:
+                    raise self.err(
+                        f"{key}[{y}]", f"has {len(rows)} rows; one per input ({prior.n_inputs})"
+                    )
+                second.append(Mechanism(rows))
+            try:
+                composed = first.compose_adaptive(second)
+            except InputError as exc:
+                raise self.err(key, str(exc).split(": ", 1)[-1]) from None
+        else:
+            rows = self.matrix(t, kind, "composition")
+            second = Mechanism(rows)
+            try:
+                composed = first.then(second) if kind == "then" else first.parallel(second)
+            except InputError as exc:
+                raise self.err(key, str(exc).split(": ", 1)[-1]) from None
+        return {"kind": kind, "first": first, "second": second, "mechanism": composed}
 
     def reference(self, t: dict) -> dict:
         out: dict[str, Any] = {}

@@ -50,6 +50,7 @@ __all__ = [
     "default_neighbors",
     "least_identifiability_level",
     "metric_dp_level",
+    "adaptive_composition_levels",
 ]
 
 #: ln 2: one bit is ln 2 nats.
@@ -600,3 +601,46 @@ def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
     support = np.flatnonzero(st.s_mask)
     rel = metric.pairs_on(support) if pairs is None else pairs
     return pair_level(full, rel, support)
+
+
+def adaptive_composition_levels(prior, first, second) -> dict[str, float]:
+    """The PML levels of an adaptive composition, as in Saeidian et al. (2023), Theorem 4(1).
+
+    ``first`` is ``P_{Y|X}`` and ``second[y]`` is ``P_{Z|X,Y=y}``. Returns ``first`` =
+    ``max_y ℓ(X→y)`` (ε₁), ``second`` = ``max_{y,z} ℓ(X→z|y)`` (ε₂, the PML of each second
+    stage under the posterior ``P_{X|Y=y}``, :func:`conditional_pml`), ``bound`` = ε₁ + ε₂
+    (Theorem 4(1)) and ``joint`` = ``max_{y,z} ℓ(X→y,z)``, the PML level of the joint
+    release, which never exceeds the bound (Lemma 1(6)).
+
+    Parameters
+    ----------
+    prior : Prior or array_like
+        ``P_X`` (a single secret).
+    first : Mechanism or array_like
+        ``|X| × |Y|``.
+    second : array_like or sequence of Mechanism
+        ``|Y|`` matrices ``|X| × |Z|``.
+
+    Returns
+    -------
+    dict
+        ``first``, ``second``, ``bound``, ``joint`` (nats).
+    """
+    from privopt.model import Mechanism
+
+    prior = as_prior(prior)
+    if prior.observation is not None:
+        raise InputError("a composition is audited on a single secret (no joint prior)", "prior")
+    W1 = Mechanism(as_matrix(first)) if not isinstance(first, Mechanism) else first
+    joint_release = W1.compose_adaptive(second)
+    p = prior.secret_probs
+    stages = np.stack([as_matrix(s) for s in second], axis=1)  # x × y × z
+    joint_xy = p[:, None] * W1.matrix
+    eps1 = pml_level(prior, W1.matrix)
+    eps2 = float(conditional_pml(joint_xy, stages).max())
+    return {
+        "first": float(eps1),
+        "second": eps2,
+        "bound": float(eps1) + eps2,
+        "joint": float(pml_level(prior, joint_release.matrix)),
+    }

@@ -110,6 +110,49 @@ class Mechanism:
         labels = [f"({a},{b})" for a in self.output_labels for b in other.output_labels]
         return Mechanism(joint, self.input_labels, labels)
 
+    def compose_adaptive(self, second, labels: Sequence | None = None) -> Mechanism:
+        """Adaptive composition: release ``Y ~ p(y|x)`` (this mechanism) and then
+        ``Z ~ p(z|x, y)``, which sees both the input and ``Y``; the joint release ``(y, z)``
+        has ``p(y, z|x) = p(y|x) p(z|x, y)`` (Saeidian et al. 2023, Sec. III-B; its PML is
+        bounded by :func:`privopt.closed_forms.adaptive_composition_pml`).
+
+        Parameters
+        ----------
+        second : array_like or sequence of Mechanism
+            ``|Y|`` row-stochastic matrices ``second[y][x, z] = p(z|x, y)``, one per output
+            of this mechanism (an array of shape ``|Y| × |X| × |Z|``), or that many
+            :class:`Mechanism` objects on this mechanism's inputs.
+        labels : sequence of str, optional
+            Names of the outputs ``z`` (default: those of the first second-stage mechanism,
+            or ``"0", "1", …``).
+
+        Returns
+        -------
+        Mechanism
+            ``|X| × (|Y|·|Z|)``, outputs ``"(y,z)"`` ordered with ``y`` most significant.
+        """
+        stages = list(second) if not isinstance(second, np.ndarray) else list(second)
+        if len(stages) != self.n_outputs:
+            raise InputError(
+                f"the second stage has {len(stages)} mechanisms but the first has "
+                f"{self.n_outputs} outputs: give one p(z|x, y) per output y",
+                "second",
+            )
+        mechs = [s if isinstance(s, Mechanism) else Mechanism(s) for s in stages]
+        n_z = mechs[0].n_outputs
+        for y, m in enumerate(mechs):
+            if m.n_inputs != self.n_inputs or m.n_outputs != n_z:
+                raise InputError(
+                    f"second[{y}] is {m.n_inputs} × {m.n_outputs}; every second-stage "
+                    f"mechanism must be {self.n_inputs} × {n_z} (inputs × outputs z)",
+                    "second",
+                )
+        tensor = np.stack([m.matrix for m in mechs], axis=1)  # x × y × z
+        joint = (self.matrix[:, :, None] * tensor).reshape(self.n_inputs, -1)
+        z_labels = list(labels) if labels is not None else list(mechs[0].output_labels)
+        names = [f"({a},{b})" for a in self.output_labels for b in z_labels]
+        return Mechanism(joint, self.input_labels, names)
+
     # --- sampling -------------------------------------------------------------------------
     def sample(
         self,
