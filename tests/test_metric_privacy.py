@@ -66,7 +66,7 @@ POINTS = [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [2, 2]]
 PRIOR = [0.3, 0.1, 0.15, 0.2, 0.05, 0.2]
 
 
-@pytest.mark.parametrize("solver", [None, "CLARABEL"])
+@pytest.mark.parametrize("solver", [None, "CLARABEL", "sparse-clarabel", "sparse-highs-simplex"])
 @pytest.mark.parametrize("eps", [0.3, 1.2])
 def test_design_matches_plain_lp_over_all_pairs(solver, eps):
     d = points_metric(POINTS)
@@ -291,3 +291,12 @@ def test_haversine_distances():
     paris, london = [48.8566, 2.3522], [51.5074, -0.1278]
     m = Metric.from_points([paris, london], norm="haversine")
     assert m.matrix[0, 1] == pytest.approx(343.5, abs=1.0)  # km, great circle
+
+
+def test_sparse_clarabel_solves_other_linear_notions_with_a_certificate():
+    prior = [0.5, 0.2, 0.2, 0.1]
+    for notion in ("pml", "ldp", "maximal_leakage"):
+        fast = po.design(prior, "hamming", notion, epsilon=0.4, solver="sparse-clarabel")
+        ref = po.design(prior, "hamming", notion, epsilon=0.4, solver="CLARABEL")
+        assert fast.status == "optimal" and "Clarabel" in fast.certificate.source
+        assert fast.distortion == pytest.approx(ref.distortion, abs=1e-7)
