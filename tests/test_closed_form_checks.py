@@ -1201,8 +1201,8 @@ def test_lip_uniform_hamming_is_checked_in_both_modes():
         cf.lip_uniform_hamming_level(0.3, 4), abs=1e-6
     )
     wrong = closed_form_checks(
-        np.full(4, 0.25),
-        "hamming",
+        Prior(np.full(4, 0.25)),
+        Distortion.hamming(4),
         "information_privacy",
         "epsilon",
         requested=0.7,
