@@ -968,7 +968,7 @@ def _audit(spec: ProblemSpec, mechanism) -> dict:
 
 def _composition_levels(spec: ProblemSpec) -> dict:
     """The PML levels of the stages of ``[composition]`` and the papers' bound on the joint
-    release (Saeidian et al. 2023: Theorem 4(1) for adaptive and parallel releases, the
+    release ([Saeidian-PML]: Theorem 4(1) for adaptive and parallel releases, the
     post-processing inequality of Lemma 1 for ``then``)."""
     from privopt import measures
 
@@ -981,7 +981,7 @@ def _composition_levels(spec: ProblemSpec) -> dict:
             "first": eps1,
             "bound": eps1,
             "joint": measures.pml_level(spec.prior, comp["mechanism"].matrix),
-            "theorem": "post-processing: ℓ(X→z) ≤ max_y ℓ(X→y) (Saeidian et al. 2023, Lemma 1)",
+            "theorem": "post-processing: ℓ(X→z) ≤ max_y ℓ(X→y) ([Saeidian-PML], Lemma 1)",
         }
     second = comp["second"]
     if comp["kind"] == "parallel":
@@ -991,7 +991,7 @@ def _composition_levels(spec: ProblemSpec) -> dict:
     )
     levels["kind"] = comp["kind"]
     levels["theorem"] = (
-        "ε₁-PML then ε₂-PML given y gives (ε₁+ε₂)-PML (Saeidian et al. 2023, Theorem 4(1))"
+        "ε₁-PML then ε₂-PML given y gives (ε₁+ε₂)-PML ([Saeidian-PML], Theorem 4(1))"
     )
     return levels
 

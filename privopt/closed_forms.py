@@ -647,7 +647,7 @@ def maximal_leakage_hamming_level(probs, D: float) -> float:
     return float(np.log(max(t, 1.0)))
 
 
-# --- adaptive composition (Saeidian et al. 2023, Theorem 4) ----------------------------------
+# --- adaptive composition ([Saeidian-PML], Theorem 4) ---------------------------------------
 def _check_levels(*values: float) -> None:
     for v in values:
         if not (v >= 0):
@@ -664,7 +664,7 @@ def _check_delta_value(delta: float, field: str) -> float:
 def adaptive_composition_pml(eps1: float, eps2: float) -> float:
     """ε₁-PML ``P_{Y|X}`` and ε₂-PML ``P_{Z|X,Y=y}`` for every ``y`` (each under its
     posterior ``P_{X|Y=y}``) give an ``(ε₁ + ε₂)``-PML joint release ``P_{YZ|X}``
-    (Saeidian et al. (2023), Theorem 4(1)).
+    ([Saeidian-PML], Theorem 4(1)).
 
     Parameters
     ----------
@@ -684,7 +684,7 @@ def adaptive_composition_pml_delta(
     eps1: float, delta1: float, eps2: float, delta2: float
 ) -> tuple[float, float]:
     """(ε₁,δ₁)-PML and (ε₂,δ₂)-PML for every ``y`` give
-    ``(ε₁ + ε₂, δ₁ + δ₂ − δ₁δ₂)``-PML (Saeidian et al. (2023), Theorem 4(2)).
+    ``(ε₁ + ε₂, δ₁ + δ₂ − δ₁δ₂)``-PML ([Saeidian-PML], Theorem 4(2)).
 
     Parameters
     ----------
@@ -705,7 +705,7 @@ def adaptive_composition_pml_tail(
     eps1: float, delta1: float, eps2: float, delta2: float
 ) -> tuple[float, float]:
     """(ε₁,δ₁)-PML and ``P[ℓ(X→Z|Y) ≤ ε₂] ≥ 1 − δ₂`` give ``(ε₁ + ε₂, δ₁ + δ₂)``-PML
-    (Saeidian et al. (2023), Theorem 4(3)).
+    ([Saeidian-PML], Theorem 4(3)).
 
     Parameters
     ----------
@@ -724,7 +724,7 @@ def adaptive_composition_pml_tail(
 
 def adaptive_composition_eml_pml(eps1: float, delta1: float, eps2: float) -> tuple[float, float]:
     """(ε₁,δ₁)-EML ``P_{Y|X}`` and ε₂-PML ``P_{Z|X,Y=y}`` give ``(ε₁ + ε₂, δ₁)``-EML
-    (Saeidian et al. (2023), Theorem 4(4), last sentence).
+    ([Saeidian-PML], Theorem 4(4), last sentence).
 
     Parameters
     ----------
@@ -744,7 +744,7 @@ def adaptive_composition_eml(
 ) -> tuple[float, float]:
     """(ε₁,δ₁)-EML and (ε₂,δ₂)-EML for every ``y`` give (ε, δ₁ + δ₂)-EML with
     ``ε = ln( δ₂/(δ₁+δ₂) · e^{ε_max} + e^{ε₁+ε₂} )``, ``ε_max = −ln min_x P_X(x)``
-    (Saeidian et al. (2023), Theorem 4(5)).
+    ([Saeidian-PML], Theorem 4(5)).
 
     Parameters
     ----------
@@ -770,7 +770,7 @@ def geometric_mechanism(eps: float, size: int) -> Mechanism:
     ``G[i,j] = (1−α)/(1+α) · α^{|i−j|}`` inside, ``α^{|i−j|}/(1+α)`` at the two ends
     (``α = e^{−ε}``), which is ε-DP for neighbours ``|i − j| = 1`` and, followed by the
     Bayes-optimal remap, minimises any loss non-decreasing in ``|i − u|`` for every prior
-    (Ghosh, Roughgarden & Sundararajan (2012), Def. 2.3 and Thm 1.1).
+    ([Ghosh-Roughgarden-Sundararajan], Def. 2.3 and Thm 1.1).
 
     Parameters
     ----------

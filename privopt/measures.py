@@ -611,7 +611,7 @@ def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
 
 
 def adaptive_composition_levels(prior, first, second) -> dict[str, float]:
-    """The PML levels of an adaptive composition, as in Saeidian et al. (2023), Theorem 4(1).
+    """The PML levels of an adaptive composition, as in [Saeidian-PML], Theorem 4(1).
 
     ``first`` is ``P_{Y|X}`` and ``second[y]`` is ``P_{Z|X,Y=y}``. Returns ``first`` =
     ``max_y ℓ(X→y)`` (ε₁), ``second`` = ``max_{y,z} ℓ(X→z|y)`` (ε₂, the PML of each second

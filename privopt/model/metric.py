@@ -4,7 +4,7 @@ A :class:`Metric` holds a dense ``k × k`` distance matrix (an extended pseudome
 distances between distinct secrets and ``+inf`` between unrelated ones are allowed) and the
 *constraint pairs* of metric privacy: the pairs ``(x, x')`` whose constraint
 ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` is not implied by constraints along a shorter route
-(Chatzikokolakis, Andrés, Bordenabe & Palamidessi 2013, Def. of d-privacy; the reduction to
+([Chatzikokolakis-Andres-Bordenabe-Palamidessi], Def. of d-privacy; the reduction to
 the pairs without an intermediate point on a geodesic is the stretch-1 case of
 [Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5). If ``d(x,x'') = d(x,x') + d(x',x'')``, the two
 constraints through ``x'`` multiply to the constraint of ``(x, x'')``, so the pairs with no
@@ -15,7 +15,7 @@ Three constructors: :meth:`Metric.from_matrix` (checked: square, non-negative, z
 diagonal, symmetric, triangle inequality), :meth:`Metric.from_points` (``euclidean``,
 ``manhattan`` or ``haversine`` on latitude/longitude in degrees, kilometres) and
 :meth:`Metric.from_graph` (weighted edges; the shortest-path metric). :meth:`Metric.spanner`
-builds a greedy δ-spanner (Althöfer, Das, Dobkin, Joseph & Soares 1993; used for
+builds a greedy δ-spanner ([Althofer-Das-Dobkin-Joseph-Soares]; used for
 geo-indistinguishability by [Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5): a subgraph
 whose path metric ``d_G`` satisfies ``d ≤ d_G ≤ δ·d``.
 """
@@ -423,9 +423,9 @@ class Metric:
         """The edges of a greedy ``stretch``-spanner, as constraint pairs with distances.
 
         Pairs are taken by increasing distance; a pair becomes an edge when the path
-        distance between its ends in the edges so far exceeds ``stretch · d`` (Althöfer et
-        al. 1993). The result's path metric ``d_G`` meets ``d ≤ d_G ≤ stretch · d``, so a
-        mechanism meeting ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` on the edges is ``(ε·stretch)·d``
+        distance between its ends in the edges so far exceeds ``stretch · d``
+        ([Althofer-Das-Dobkin-Joseph-Soares]). The result's path metric ``d_G`` meets
+        ``d ≤ d_G ≤ stretch · d``, so a mechanism meeting ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` on the edges is ``(ε·stretch)·d``
         private ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5).
 
         Parameters

@@ -15,7 +15,7 @@ distortion is the loss of ``u`` against the true answer, ``d(x, u) = loss(q(x), 
 
 Losses: ``absolute`` (``|q(x) − u|``; the L1 distance for histograms), ``squared``
 (``(q(x) − u)²``; squared L2 for histograms) and ``hamming`` (``[q(x) ≠ u]``). The counting
-query with the absolute loss is the setting of Ghosh, Roughgarden & Sundararajan (2012).
+query with the absolute loss is the setting of [Ghosh-Roughgarden-Sundararajan].
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A mechanism is ε·d-private for a metric ``d`` on the secrets when
 ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` for all secrets ``x, x'`` and outputs ``u``
-(Chatzikokolakis, Andrés, Bordenabe & Palamidessi 2013, Def. 3; [Andres-Geo], Def. 3.1 for
+([Chatzikokolakis-Andres-Bordenabe-Palamidessi], Def. 3; [Andres-Geo], Def. 3.1 for
 the Euclidean plane). For a fixed prior and distortion, the least ``E[d]`` at level ε is an
 LP ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 4). Only the metric's constraint pairs
 (:attr:`privopt.model.Metric.pairs`, the pairs with no secret on a geodesic between them;
@@ -199,7 +199,7 @@ class MetricPrivacy(Notion):
     aliases = ("d_privacy", "metric_privacy", "geo_indistinguishability")
     convexity = "linear"
     parameter = "exp"
-    source = "Chatzikokolakis et al. (2013) Def. 3; Andrés et al. (2013) Def. 3.1"
+    source = "[Chatzikokolakis-Andres-Bordenabe-Palamidessi] Def. 3; [Andres-Geo] Def. 3.1"
     options = (
         NotionOption(
             "metric",
@@ -278,7 +278,7 @@ class MetricPrivacy(Notion):
             out["guarantee"] = (
                 f"level ε on the edges of a {stretch:g}-spanner: the mechanism is "
                 f"(ε·{stretch:g})·d-private on the full metric "
-                "(Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 5)"
+                "([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5)"
             )
             if epsilon is not None:
                 out["guaranteed_metric_level"] = float(epsilon) * float(stretch)
