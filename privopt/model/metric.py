@@ -425,8 +425,8 @@ class Metric:
         Pairs are taken by increasing distance; a pair becomes an edge when the path
         distance between its ends in the edges so far exceeds ``stretch · d``
         ([Althofer-Das-Dobkin-Joseph-Soares]). The result's path metric ``d_G`` meets
-        ``d ≤ d_G ≤ stretch · d``, so a mechanism meeting ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` on the edges is ``(ε·stretch)·d``
-        private ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5).
+        ``d ≤ d_G ≤ stretch · d``, so a mechanism meeting ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')``
+        on the edges is ``(ε·stretch)·d`` private ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5).
 
         Parameters
         ----------
