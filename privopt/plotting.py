@@ -240,8 +240,9 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mo
     grid = np.linspace(0.0, x_max, 400)
     db = _as_database(prior) if _is_hamming(distortion, prior) else None
     pairwise = {"dp", "identifiability", "ldp"} & set(notions)
-    hamming_rel = neighbors in (None, "hamming") or (db is not None and db.n == 1)
-    if db is not None and pairwise and (hamming_rel or "ldp" in notions):
+    custom = neighbors is not None and not isinstance(neighbors, str)  # a file's own graph
+    hamming_rel = not custom and (neighbors in (None, "hamming") or (db is not None and db.n == 1))
+    if db is not None and pairwise and (hamming_rel or ("ldp" in notions and not custom)):
         m, n = db.m, db.n
         h = closed_forms.h(grid, m, n)
         eps_x = closed_forms.epsilon_x(db)
