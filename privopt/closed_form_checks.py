@@ -81,6 +81,7 @@ CHECKED_NOTIONS = (
     "mutual_information",
     "max_information_leakage",
     "robust_pml",
+    "metric_dp",  # no check without the metric; the driver checks a discrete metric as ldp
 )
 
 #: Largest alphabet (or number of databases) whose pmf, distortion or mechanism the checks
@@ -92,6 +93,9 @@ _ALIASES = {
     "local_differential_privacy": "ldp",
     "average_leakage": "mutual_information",
     "lip": "information_privacy",
+    "d_privacy": "metric_dp",
+    "metric_privacy": "metric_dp",
+    "geo_indistinguishability": "metric_dp",
 }
 _MODES = ("epsilon", "max_distortion")
 #: Notions whose level 0 forces the release to be independent of the secret.

@@ -1146,6 +1146,8 @@ def test_every_shipped_hamming_problem_reports_its_checks_in_the_json(capsys):
             continue
         if spec.notion == "robust_pml":  # a class of priors: no closed form applies
             continue
+        if spec.neighbors is not None and not isinstance(spec.neighbors, str):
+            continue  # the file's own neighbour graph: the papers' closed forms do not apply
         code = main(["solve", str(path), "--json"])
         data = json.loads(capsys.readouterr().out)
         assert code in (0, 1), (path.name, data.get("message"))
