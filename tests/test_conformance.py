@@ -29,6 +29,11 @@ OPTION_VALUES = {
         prior.secret_probs,
         rng.dirichlet(np.ones(prior.n_secrets)),
     ],
+    "metric": lambda prior, rng: {
+        "points": rng.uniform(0.0, 2.0, (prior.n_secrets, 2)).tolist(),
+        "norm": "euclidean",
+    },
+    "spanner": lambda prior, rng: 1.0,  # δ = 1: the exact constraint pairs
 }
 
 
@@ -148,6 +153,7 @@ METHOD_CASES = {
     "sparse-highs-ipm-crossover": ([0.5, 0.3, 0.2], "absolute", "pml"),
     "sparse-highs-pdlp": ([0.5, 0.3, 0.2], "absolute", "maximal_leakage"),
     "sparse-highs-translation": (po.Prior([0.25] * 4), "hamming", "ldp"),
+    "sparse-clarabel": ([0.5, 0.3, 0.2], "absolute", "ldp"),
 }
 #: cvxpy solvers that are not expected to certify to 1e-6 (first-order or mixed-integer),
 #: with the settings that make their answers pass verification.

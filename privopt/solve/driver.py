@@ -274,8 +274,9 @@ def point_checks(
     name, scale = request.notion.name, 1.0
     if name == "metric_dp" and request.options.get("spanner") is None:
         # a discrete metric c·[x ≠ x'] makes ε·d-privacy (εc)-LDP: the LDP closed forms apply
-        scale = _discrete_scale(request.options.get("metric"))
-        name = "ldp" if scale is not None else name
+        discrete = _discrete_scale(request.options.get("metric"))
+        if discrete is not None:
+            name, scale = "ldp", discrete
     if name not in CHECKED_NOTIONS or not request.is_plain:
         return []
     if epsilon is not None:

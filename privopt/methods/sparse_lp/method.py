@@ -442,7 +442,6 @@ for _method in (
     SparseLP(
         "sparse-highs",
         "auto",
-        priority=4,
         auto_rule=_auto_metric,
         description=f"{_BASE} (simplex when small, else IPM)",
     ),
