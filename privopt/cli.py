@@ -7,6 +7,7 @@ Commands::
                   [--notions a,b,c] [--csv P] [--json] [--plot P.png|.pdf|.svg] [--solver NAME]
     privopt audit FILE [--json] [--mechanism mech.json|.csv|.npz]
     privopt demo [--out-dir DIR] [--json] [--no-plot]
+    privopt batch FILE|DIR… --out results.csv|.parquet [--workers N | --scheduler ADDRESS]
     privopt notions | solvers
 
 Exit codes: 0 solved; 1 the request is infeasible (the least achievable value is on stderr and,
@@ -1189,6 +1190,49 @@ def cmd_solvers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_batch(args: argparse.Namespace) -> int:
+    """``privopt batch``: solve problem files into a results table, resumably
+    (:mod:`privopt.batch_files`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0 every problem has a result, 3 some were recorded with an error.
+    """
+    from privopt.batch_files import print_line, run_batch
+
+    if args.scheduler and args.workers is not None:
+        raise InputError("give --workers or --scheduler, not both", "--workers")
+    try:
+        summary = run_batch(
+            args.paths,
+            args.out,
+            workers=1 if args.workers is None else args.workers,
+            scheduler=args.scheduler,
+            solver=args.solver,
+            time_limit=args.time_limit,
+            retry_errors=args.retry_errors,
+            report=print_line,
+        )
+    except KeyboardInterrupt:
+        _note(
+            f"privopt batch: interrupted; the results done so far are kept in "
+            f"{args.out}.partial ({args.out} is unchanged): run the same command to resume"
+        )
+        raise
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.statuses.items()))
+    print_line(
+        f"wrote {summary.out}: {summary.solved} solved ({counts or 'none'}), "
+        f"{summary.skipped} already there"
+    )
+    return 3 if summary.errors else 0
+
+
 def _deadline(option: float | None, from_file: float | None):
     """The deadline of a command: ``--time-limit``, else the file's ``[solver] time_limit``."""
     from privopt.methods.base import Deadline
@@ -1328,6 +1372,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _time_limit_option(p)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "batch",
+        parents=[common],
+        help="solve many problem files into a results table (resumable, parallel)",
+        description="Solve every problem file (FOLDER: its *.toml files) and write one row per "
+        "file to OUT; rows stream to OUT.partial as they finish; a re-run skips the files "
+        "already in the results (same content).",
+    )
+    p.add_argument("paths", nargs="+", metavar="FILE|DIR", help="problem files or folders")
+    p.add_argument("--out", required=True, metavar="PATH", help="results table (.csv, .parquet)")
+    p.add_argument(
+        "--workers",
+        metavar="N",
+        type=int,
+        default=None,
+        help="processes on this machine (default 1: solve in this process)",
+    )
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786) to solve on"
+    )
+    p.add_argument(
+        "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
+    )
+    p.add_argument(
+        "--retry-errors", action="store_true", help="solve again the problems recorded as errors"
+    )
+    _time_limit_option(p, "for each problem")
+    p.set_defaults(func=cmd_batch)
 
     p = sub.add_parser("notions", parents=[common], help="list the privacy notions")
     p.add_argument("--json", action="store_true")

@@ -204,6 +204,8 @@ def sweep(
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
+    executor=None,
+    chunk_size: int | None = None,
     **options,
 ) -> Curve:
     """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
@@ -231,6 +233,16 @@ def sweep(
         Receives :class:`~privopt.methods.ProgressEvent` objects.
     solver_options : dict, optional
         As in :func:`design`.
+    executor : concurrent.futures.Executor or distributed.Client, optional
+        Spread the sweep over workers: the points are cut into chunks of ``chunk_size``
+        consecutive points, each chunk solved by one task (warm starts stay within a chunk).
+        A Dask ``distributed.Client`` is used through its ``get_executor()``. Points and
+        results must pickle. See :mod:`privopt.solve.batch`.
+    chunk_size : int, optional
+        Points per chunk. Default without ``executor``: one chunk (the whole sweep); with
+        one: enough chunks for two per worker. A sweep with an executor gives bit for bit
+        the same records (timings aside) as the serial sweep with the same ``chunk_size``.
+        With chunks, ``time_limit`` applies to each chunk.
     **options
         The notion's own options.
 
@@ -274,9 +286,91 @@ def sweep(
         **{mode: first_ok},
         **options,
     )
-    chain = choose_methods(request, solver, sweep=True)
-    deadline = Deadline(time_limit)
-    cache = _options_cache(solver_options)
+    if executor is None and chunk_size is None:
+        chain = choose_methods(request, solver, sweep=True)
+        records, results = sweep_points(
+            request,
+            chain,
+            mode,
+            points,
+            values,
+            tol=tol,
+            deadline=Deadline(time_limit),
+            time_limit=time_limit,
+            cache=_options_cache(solver_options),
+            on_progress=on_progress,
+            progress=progress,
+        )
+    else:
+        from privopt.solve.batch import sweep_in_chunks
+
+        records, results = sweep_in_chunks(
+            request,
+            mode,
+            points,
+            values,
+            executor=executor,
+            chunk_size=chunk_size,
+            solver=solver,
+            tol=tol,
+            time_limit=time_limit,
+            solver_options=solver_options,
+            on_progress=on_progress,
+            progress=progress,
+        )
+    return Curve(request.notion.name, mode, records, results)
+
+
+def sweep_points(
+    request,
+    chain: Sequence,
+    mode: str,
+    points: Sequence,
+    values: Sequence,
+    *,
+    tol: float,
+    deadline: Deadline,
+    time_limit: float | None,
+    cache: dict,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    progress=None,
+) -> tuple[list[dict], list[DesignResult | None]]:
+    """Solve consecutive points of a sweep, each warm-started from the previous one.
+
+    The loop of :func:`sweep`, also run on each chunk of a sweep spread over an executor
+    (:mod:`privopt.solve.batch`).
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The request at any point of the sweep (:meth:`DesignRequest.at` moves it).
+    chain : sequence of Method
+        From :func:`~privopt.solve.selection.choose_methods`.
+    mode : {"epsilon", "max_distortion"}
+    points : sequence of float or InputError
+        The checked points (an :class:`InputError` for a point that failed its check).
+    values : sequence
+        The points as given (recorded as ``requested_<mode>``).
+    tol : float
+        Bracket width of the budget-mode line search (nats).
+    deadline : Deadline
+        Shared by every point.
+    time_limit : float or None
+        The seconds ``deadline`` was set with (for the message of a point after it).
+    cache : dict
+        Scratch space shared by the points (compiled programs, solver options).
+    on_progress : callable, optional
+        Receives progress events.
+    progress : callable, optional
+        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+
+    Returns
+    -------
+    records : list of dict
+        One :class:`Curve` record per point.
+    results : list of DesignResult or None
+        The full result of each point (``None`` where a point failed).
+    """
     records: list[dict] = []
     results: list[DesignResult | None] = []
     warm = None
@@ -353,4 +447,4 @@ def sweep(
             record["message"] = result.message
         records.append(record)
         results.append(result)
-    return Curve(request.notion.name, mode, records, results)
+    return records, results
