@@ -301,3 +301,18 @@ def test_batch_parquet_and_bad_options(tmp_path, monkeypatch, capsys):
     args = ["batch", str(folder), "--out", str(tmp_path / "z.csv")]
     assert main([*args, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert not os.path.exists(tmp_path / "z.csv")
+
+
+def test_benchmark_cases_run_as_tasks_on_dask(dask_client):
+    from benchmarks.harness import run_cases, single_cases
+
+    case = single_cases("smoke")[0]
+    lines: list[str] = []
+    rows = run_cases([case], log=lines.append, executor=dask_client)
+    assert len(rows) == 1 + len(case.methods) == len(lines)
+    workers = {r["worker"] for r in rows}
+    assert len(workers) == 1  # the baseline and the methods of a case run in one process
+    assert not workers & {f"{os.uname().nodename}:{os.getpid()}"}
+    for r in rows:
+        assert str(r["status"]).startswith("optimal"), r
+        assert r["error"] < 1e-6
