@@ -378,7 +378,14 @@ def _executor(workers: int, scheduler: str | None) -> Iterator[Any]:
     if workers <= 1:
         yield None
         return
-    pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    import multiprocessing
+
+    # not fork: this process may hold threads (a solver's time-limit worker, a progress bar)
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    pool = cf.ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_ignore_sigint
+    )
     try:
         yield pool
     except BaseException:

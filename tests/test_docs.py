@@ -91,6 +91,7 @@ def test_docs_build_strict(tmp_path):
     # the API reference is generated from the docstrings, with their parameters
     page = (site / "api" / "design" / "index.html").read_text(encoding="utf-8")
     assert "max_distortion" in page and "Parameters" in page
+    assert ":func:" not in page and ":class:" not in page  # roles shown as code (docs/_hooks)
     assert "solve_many" in (site / "api" / "batch" / "index.html").read_text(encoding="utf-8")
     # every notion has its page, and the README sections were included (no snippet left)
     from privopt.notions import notion_names
