@@ -1,0 +1,389 @@
+"""The papers' notions and tools as library functions, checked against the papers' numbers,
+brute force and independent computations written here."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import privopt as po
+from privopt import counting, disclosure, f_information, gain, guarantees, persuasive
+from privopt import measures as M
+from privopt.errors import InputError
+
+LN = np.log
+P_REF = np.array([0.5, 0.3, 0.2])
+W_REF = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]])
+U4 = np.full(4, 0.25)
+EX5 = np.array(
+    [[0, 0, 1 / 2, 1 / 2], [0, 0, 1 / 2, 1 / 2], [0, 1 / 3, 1 / 3, 1 / 3], [1 / 3, 0, 1 / 3, 1 / 3]]
+)
+BSC = np.array([[0.6, 0.4], [0.4, 0.6]])
+
+
+def _random_case(rng, zeros=False):
+    k, n = rng.integers(2, 6, 2)
+    p = rng.dirichlet(np.ones(k))
+    W = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 5.0])), size=k)
+    if zeros:
+        W[rng.random(W.shape) < 0.2] = 0.0
+        W[W.sum(axis=1) == 0, 0] = 1.0
+        W /= W.sum(axis=1, keepdims=True)
+    return p, W
+
+
+# --- [Saeidian-PML] §IV: f-information, TV, approximate max-information ---------------------
+def test_reference_channel_information_measures():
+    assert f_information.total_variation_privacy(P_REF, W_REF) == pytest.approx(0.207, abs=1e-12)
+    assert f_information.chi_square_information(P_REF, W_REF) == pytest.approx(
+        0.237076648841, abs=1e-11
+    )
+    assert f_information.expected_pml(P_REF, W_REF) == pytest.approx(0.516401274576, abs=1e-11)
+    ami = f_information.approximate_max_information
+    assert ami(P_REF, W_REF, 0.05) == pytest.approx(0.386527907088, abs=1e-11)
+    assert ami(P_REF, W_REF, 0.1) == pytest.approx(0.278632236932, abs=1e-11)
+    assert ami(P_REF, W_REF, 0.0) == pytest.approx(M.pml_level(P_REF, W_REF), abs=1e-12)
+    kl = f_information.f_information(
+        P_REF, W_REF, lambda t: np.where(t > 0, t * np.log(np.where(t > 0, t, 1.0)), 0.0)
+    )
+    assert kl == pytest.approx(M.mutual_information(P_REF, W_REF), abs=1e-14)
+    with pytest.raises(InputError, match="f"):
+        f_information.f_information(P_REF, W_REF, lambda t: t)
+
+
+def _brute_force_ami(p, W, delta):
+    joint = (p[:, None] * W).ravel()
+    prod = (p[:, None] * (p @ W)[None, :]).ravel()
+    best = -np.inf
+    cells = np.flatnonzero(prod > 0)
+    for r in range(1, cells.size + 1):
+        for E in itertools.combinations(cells, r):
+            E = list(E)
+            if joint[E].sum() >= delta:
+                best = max(best, (joint[E].sum() - delta) / prod[E].sum())
+    return np.log(best)
+
+
+def test_approximate_max_information_brute_force_and_prop5():
+    rng = np.random.default_rng(12)
+    for _ in range(25):
+        k, n = rng.integers(2, 4), rng.integers(2, 4)
+        p = rng.dirichlet(np.ones(k))
+        W = rng.dirichlet(np.ones(n), size=k)
+        for delta in (0.0, 0.03, 0.2, 0.6):
+            got = f_information.approximate_max_information(p, W, delta)
+            assert got == pytest.approx(_brute_force_ami(p, W, delta), abs=1e-10)
+            # Prop. 5: (ε, δ)-PML ⇒ I_∞^δ ≤ ε
+            assert got <= M.pml_tail_level(p, W, delta) + 1e-12
+            # the hockey-stick characterisation
+            assert f_information.hockey_stick_divergence(p, W, got) == pytest.approx(
+                delta, abs=1e-10
+            ) or (delta == 0 and f_information.hockey_stick_divergence(p, W, got) < 1e-12)
+
+
+def test_props_7_to_9_on_random_channels():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        p, W = _random_case(rng, zeros=True)
+        eps_max = M.epsilon_max(p)
+        mi, tv = M.mutual_information(p, W), f_information.total_variation_privacy(p, W)
+        assert mi <= f_information.expected_pml(p, W) + 1e-12  # Prop. 7
+        chi2 = f_information.chi_square_information(p, W)
+        assert (
+            chi2 <= f_information.f_information_pml_bound(p, W, lambda t: (t - 1) ** 2, 1.0) + 1e-12
+        )  # Prop. 8 with χ²
+        assert tv <= f_information.total_variation_pml_bound(p, W) + 1e-12  # eq. (26)
+        assert tv <= f_information.total_variation_maximal_leakage_bound(p, W) + 1e-12  # Prop 9
+        for delta in (0.0, 0.1, 0.3):
+            eps = M.pml_tail_level(p, W, delta)
+            assert mi <= f_information.mutual_information_tail_bound(eps, delta, eps_max) + 1e-12
+            assert tv <= f_information.total_variation_tail_bound(eps, delta, eps_max) + 1e-12
+
+
+# --- least δ and composition ([Saeidian-PML] Defs 5, 11, Theorems 3–4) ---------------------
+def test_least_delta_paper_examples():
+    assert guarantees.pml_least_delta(U4, EX5, LN(6 / 5)) == pytest.approx(1 / 6, abs=1e-14)
+    assert guarantees.eml_least_delta(U4, EX5, LN(12 / 5)) == pytest.approx(1 / 6, abs=1e-12)
+    u2 = [0.5, 0.5]
+    assert guarantees.eml_least_delta(u2, BSC, LN(17 / 15)) == pytest.approx(0.6, abs=1e-12)
+    assert guarantees.eml_least_delta(u2, BSC, LN(1.2)) == 0.0
+    assert guarantees.eml_least_delta(u2, BSC, 0.0) == pytest.approx(1.0)
+    assert guarantees.pml_least_delta(P_REF, W_REF, 0.5) == pytest.approx(0.33, abs=1e-12)
+
+
+def test_least_delta_inverts_the_levels():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p, W = _random_case(rng, zeros=True)
+        eps = rng.uniform(0, 1.5)
+        d_eml = guarantees.eml_least_delta(p, W, eps)
+        assert M.eml_level(p, W, d_eml) <= eps + 1e-9
+        if d_eml > 1e-6:  # least: any smaller δ breaks the level
+            assert M.eml_level(p, W, d_eml * (1 - 1e-6)) > eps - 1e-12
+        d_pml = guarantees.pml_least_delta(p, W, eps)
+        assert M.pml_tail_level(p, W, d_pml) <= eps + 1e-12
+        if d_pml > 0:
+            assert M.pml_tail_level(p, W, d_pml * (1 - 1e-9)) > eps
+
+
+def test_theorem4_composition_on_random_pairs():
+    rng = np.random.default_rng(4)
+    for _ in range(100):
+        k = rng.integers(2, 5)
+        p = rng.dirichlet(np.ones(k))
+        W1 = rng.dirichlet(np.ones(3), size=k)
+        W2 = rng.dirichlet(np.ones(3), size=k)  # Z independent of Y given X (non-adaptive)
+        pair = np.einsum("xy,xz->xyz", W1, W2).reshape(k, 9)
+        e1, e2 = M.pml_level(p, W1), None
+        # conditional PML of Z given each y: the prior is p(x|y)
+        post = p[:, None] * W1 / (p @ W1)[None, :]
+        e2 = max(M.pml_level(post[:, y], W2) for y in range(3))
+        assert M.pml_level(p, pair) <= guarantees.compose_pml(e1, e2) + 1e-12  # Thm 4(1)
+        eps, delta = guarantees.compose_eml(0.2, 0.1, 0.3, 0.05, M.epsilon_max(p))
+        assert delta == pytest.approx(0.15)
+        assert eps == pytest.approx(
+            np.log(0.05 / 0.15 * np.exp(M.epsilon_max(p)) + np.exp(0.5)), abs=1e-14
+        )
+    assert guarantees.compose_pml_tail(0.1, 0.2, 0.3, 0.5) == pytest.approx((0.4, 0.6))
+    assert guarantees.compose_eml_pml(0.1, 0.2, 0.3) == pytest.approx((0.4, 0.2))
+
+
+# --- [Saeidian-PML] §II-B: gain functions ----------------------------------------------------
+def test_gain_view_theorem2_corollary1():
+    assert np.allclose(
+        gain.g_leakage_per_output(P_REF, W_REF, gain.pml_gain(P_REF)),
+        [0.41551544396, 0.38566248081, 0.75198768058],
+        atol=1e-10,
+    )
+    # Example 1: dynamic min-entropy leakage ln max p(x|y) / max p(x)
+    post = P_REF[:, None] * W_REF / (P_REF @ W_REF)[None, :]
+    assert np.allclose(
+        gain.g_leakage_per_output(P_REF, W_REF, gain.identity_gain(3)),
+        np.log(post.max(axis=0) / P_REF.max()),
+        atol=1e-14,
+    )
+    rng = np.random.default_rng(9)
+    for _ in range(100):
+        p, W = _random_case(rng)
+        g = rng.random((p.size, 4)) * (rng.random((p.size, 4)) < 0.7)
+        if (p @ g).max() == 0:
+            continue
+        lg = gain.g_leakage_per_output(p, W, g)
+        assert (lg <= M.pml_per_output(p, W) + 1e-12).all()  # Corollary 1
+        for y in range(W.shape[1]):  # Theorem 2, converse
+            K = gain.randomized_function_of_gain(p, W, g, y)
+            assert np.allclose(K.sum(axis=1), 1) and (K >= 0).all()
+            assert gain.randomized_function_leakage_per_output(p, W, K)[y] == pytest.approx(
+                lg[y], abs=1e-9
+            )
+        K = rng.dirichlet(np.ones(3), size=p.size)  # Theorem 2, first direction
+        assert np.allclose(
+            gain.randomized_function_leakage_per_output(p, W, K),
+            gain.g_leakage_per_output(p, W, gain.gain_of_randomized_function(K)),
+            atol=1e-12,
+        )
+
+
+def test_example_gains():
+    assert np.array_equal(
+        gain.membership_gain([[1, 0], [0, 1], [1, 1]]),
+        [[1, 0, 2, 1], [1, 2, 0, 1], [0, 1, 1, 2]],
+    )
+    g = gain.k_tries_gain(4, 2)
+    assert g.shape == (4, 6) and np.array_equal(g.sum(axis=0), np.full(6, 2))
+    # k tries on the uniform prior after a noiseless release: ln (1 / (k/|X|)) when k < |X|
+    assert gain.g_leakage_per_output(U4, np.eye(4), g)[0] == pytest.approx(LN(2))
+    assert np.allclose(
+        gain.metric_gain(np.abs(np.subtract.outer(range(3), range(3)))).diagonal(), 1
+    )
+    with pytest.raises(InputError, match="gain"):
+        gain.g_leakage_per_output(P_REF, W_REF, -np.eye(3))
+
+
+# --- [Saeidian-Rethinking]: min-entropy, disclosure, singling out, entry PML ----------------
+def test_prop38_disclosure_and_prop36():
+    for alpha, ref in [
+        (0.1, (0.223143551314, 0.083381608939)),
+        (0.01, (0.223143551314, 0.008032171697)),
+    ]:
+        W = disclosure.minimal_disclosure_mechanism(P_REF, alpha)
+        assert np.allclose(M.pml_per_output(P_REF, W), ref, atol=1e-11)
+    assert disclosure.disclosure_threshold(P_REF) == pytest.approx(LN(1 / 0.8))
+    W = disclosure.minimal_disclosure_mechanism(P_REF, 0.1)
+    U = np.array([1, 1, 0])  # 1{X ≠ x_min}
+    assert disclosure.discloses(P_REF, W, U)
+    # Theorem 3.4: every adversary of the same support sees the disclosure
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        assert disclosure.discloses(rng.dirichlet(np.ones(3)), W, U)
+    assert not disclosure.discloses(P_REF, W, np.array([0, 1, 1]))
+    # Prop. 3.6: a disclosed attribute of smaller min-entropy
+    Wk = disclosure.lower_entropy_disclosed_attribute(P_REF, W, U)
+    k_u = disclosure.attribute_kernel(U, 3)
+    assert disclosure.min_entropy(P_REF @ Wk) < disclosure.min_entropy(P_REF @ k_u)
+    assert disclosure.discloses(P_REF, W, Wk)
+    with pytest.raises(InputError, match="not disclosed"):
+        disclosure.lower_entropy_disclosed_attribute(P_REF, W_REF, U)
+
+
+def test_min_entropy_singling_out_and_theorems_35_37():
+    assert disclosure.min_entropy([0.7, 0.3]) == pytest.approx(0.356674943939, abs=1e-12)
+    assert disclosure.min_entropy([0.25] * 4, unit="bits") == pytest.approx(2.0)
+    assert disclosure.singling_out_threshold(P_REF) == pytest.approx(LN(2))
+    assert disclosure.singles_out(P_REF, np.eye(3))
+    assert not disclosure.singles_out(P_REF, W_REF)
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        p, W = _random_case(rng, zeros=True)
+        labels = rng.integers(0, 2, p.size)
+        if labels.min() == labels.max():
+            continue
+        # Theorem 3.5 / Corollary 3.10: the sufficient condition is never contradicted
+        if disclosure.pml_prevents_disclosure(p, W, labels):
+            assert not disclosure.discloses(p, W, labels)
+        if M.pml_level(p, W) < disclosure.singling_out_threshold(p):
+            assert not disclosure.singles_out(p, W)
+        # Theorem 3.7 for a full-support adversary
+        q = rng.dirichlet(np.ones(p.size))
+        bound = disclosure.absolute_disclosure_bound(W, q)
+        assert disclosure.remaining_uncertainty(q, W, labels) >= bound - 1e-12
+
+
+def test_entry_pml_from_database_prior():
+    db = po.DatabasePrior(2, 2, probs=[0.42, 0.18, 0.28, 0.12])
+    rng = np.random.default_rng(2)
+    W = rng.dirichlet(np.ones(3), size=4)
+    for i in (0, 1):
+        # by hand: the joint of (D_i, Y)
+        joint = (db.probs[:, None] * W).reshape(2, 2, 3).sum(axis=1 - i)
+        ref = M.pml_per_output(joint.sum(axis=1), joint / joint.sum(axis=1, keepdims=True))
+        assert np.allclose(disclosure.entry_pml_per_output(db, W, i), ref, atol=1e-14)
+    # Theorem 4.2(3): under product priors the entry PML never exceeds the DP level, and
+    # near-degenerate product priors approach it
+    dp = M.dp_level(db, W)
+    for t in (1e-2, 1e-4):
+        best = 0.0
+        for a, b in itertools.product((0, 1), repeat=2):
+            ra, rb = np.where(np.arange(2) == a, 1 - t, t), np.where(np.arange(2) == b, 1 - t, t)
+            prod = po.DatabasePrior(2, 2, probs=np.kron(ra, rb))
+            best = max(best, disclosure.entry_pml_level(prod, W))
+        assert best <= dp + 1e-12
+    assert dp - best < 1e-3
+    with pytest.raises(InputError, match="entry"):
+        disclosure.entry_pml_per_output(db, W, 2)
+
+
+# --- Laplace counting mechanism ([Saeidian-Rethinking] Prop. 4.6) ---------------------------
+@pytest.mark.parametrize(
+    ("n", "b", "p", "ref"),
+    [
+        (10, 0.5, 0.3, 0.135691979693),
+        (10, 0.5, 0.5, 0.0950083111784),
+        (50, 0.1, 0.2, 0.156671819023),
+    ],
+)
+def test_laplace_counting_entry_pml(n, b, p, ref):
+    lap = counting.LaplaceCounting(n, b)
+    y = np.linspace(-2, 3, 2001)
+    assert lap.entry_pml_sup(p) == pytest.approx(ref, abs=1e-11)
+    assert lap.entry_pml(p, y).max() == pytest.approx(ref, abs=1e-10)
+    edges = np.linspace(-1, 2, 25)
+    assert lap.binned_entry_pml(p, edges).max() <= lap.entry_pml_sup(p) + 1e-12  # post-proc.
+    assert lap.dp_level == pytest.approx(1 / (n * b))
+
+
+def test_laplace_counting_bound_and_database_form():
+    lap = counting.LaplaceCounting(10, 0.5)
+    assert lap.pml_bound(0.3) == pytest.approx(0.135691979693, abs=1e-11)
+    assert lap.entry_pml(0.3, np.linspace(-2, 0, 801)).max() == pytest.approx(
+        0.0559153005537, abs=1e-10
+    )
+    small = counting.LaplaceCounting(4, 0.5)
+    edges = np.linspace(-1, 2, 13)
+    db = po.DatabasePrior(2, 4, row_probs=[0.7, 0.3])
+    mech = small.database_mechanism(edges)
+    for i in range(4):
+        assert np.allclose(
+            disclosure.entry_pml_per_output(db, mech, i), small.binned_entry_pml(0.3, edges)
+        )
+    # the binned count mechanism's rows are exact Laplace probabilities
+    W = small.count_mechanism([0.5]).matrix
+    assert W[0, 0] == pytest.approx(stats.laplace.cdf(0.5, loc=0, scale=0.5))
+
+
+# --- [Calmon-Fawaz]: counting-query prior and Theorem 4's number -----------------------------
+def test_counting_query_prior_and_laplace_mutual_information():
+    prior = counting.counting_query_prior(4, 0.3)
+    assert stats.entropy(prior.p_s) == pytest.approx(2.44345720822, abs=1e-10)
+    assert np.allclose(po.closed_forms.zeta(prior), np.array([1, 4, 6, 4, 1]) / 16)
+    assert np.allclose(prior.p_y, stats.binom.pmf(range(5), 4, 0.3))
+    i_bits = counting.laplace_mutual_information(1.0, 10, 1000, unit="bits")
+    assert i_bits == pytest.approx(6.628103, abs=1e-6)
+    assert i_bits >= po.closed_forms.dp_mutual_information_lower_bound(1.0, 10, 1000)
+    assert counting.laplace_mutual_information(1.0, 4, 400, unit="bits") == pytest.approx(
+        6.093294, abs=1e-6
+    )
+    # scale invariance: same kε and n/k
+    assert counting.laplace_mutual_information(0.5, 20, 2000) == pytest.approx(
+        counting.laplace_mutual_information(1.0, 10, 1000), abs=1e-9
+    )
+    with pytest.raises(InputError, match="k"):
+        counting.laplace_mutual_information(1.0, 3, 10)
+
+
+# --- [Bon-Persuasive] -------------------------------------------------------------------------
+def test_probabilistic_dp_exact_prop6():
+    W = np.array([[0.5, 0.3, 0.15, 0.05], [0.35, 0.35, 0.2, 0.1]])
+    ref = {0.2: (0.5, 0.7), 0.4: (1.0, 0.9), 0.8: (1.0, 1.0)}  # P_x[W[x,T] ≤ e^ε W[x',T]]
+    for eps, (ok0, ok1) in ref.items():
+        assert persuasive.probabilistic_dp_delta(W, eps) == pytest.approx(
+            max(1 - ok0, 1 - ok1), abs=1e-12
+        )
+        # Prop. 6: the two-point class with a vanishing weight gives the same δ
+        pairs = M.neighbor_pair_priors(2, weight=1e-9)
+        assert M.persuasive_privacy_delta(W, pairs, eps) == pytest.approx(
+            persuasive.probabilistic_dp_delta(W, eps), abs=1e-12
+        )
+    assert persuasive.probabilistic_dp_level(W) == pytest.approx(M.dp_level([0.5, 0.5], W))
+    assert persuasive.probabilistic_dp_level(W, 0.3) <= persuasive.probabilistic_dp_level(W)
+
+
+def test_dawid_sebastiani_prop7():
+    mu = np.zeros(2)
+    cov = np.array([[1.0, 0.6], [0.6, 4.0]])  # σ = (1, 2), ρ = 0.3
+    x = np.array([1.0, -0.5])
+    gains = persuasive.average_release_dss_gain(mu, cov, x)
+    assert np.allclose(gains, [0.24047061, 0.68926497], atol=1e-8)
+    r1, r2, kappa = persuasive.average_release_kappa(mu, cov, x.mean())
+    assert r1 == pytest.approx(0.0403225806, abs=1e-9) and r2 == pytest.approx(9.2857142857)
+    assert kappa == pytest.approx(r1 + np.log(r2))
+    rng = np.random.default_rng(11)
+    for _ in range(300):  # Prop. 7: Δ_i ≤ r₁ + ln r₂ on random Gaussian priors
+        n = rng.integers(2, 5)
+        A = rng.normal(size=(n, n))
+        cov = A @ A.T + 0.1 * np.eye(n)
+        mu, x = rng.normal(size=n), rng.normal(size=n)
+        assert persuasive.average_release_dss_gain(mu, cov, x).max() <= (
+            persuasive.average_release_kappa(mu, cov, x.mean())[2] + 1e-9
+        )
+    # the score itself (Def. 8)
+    assert persuasive.marginal_dawid_sebastiani([0, 1], np.diag([1.0, 4.0]), [1, 1]) == (
+        pytest.approx([1.0, np.log(4.0)])
+    )
+
+
+def test_persuasive_conjugacy_and_composition():
+    W = np.eye(3)  # a noiseless release: posteriors are point masses
+    cls = [np.full(3, 1 / 3), *np.eye(3)]
+    assert persuasive.is_conjugate(cls, W)
+    assert not persuasive.is_conjugate([np.full(3, 1 / 3)], W)
+    W1 = np.array([[0.7, 0.3], [0.3, 0.7], [0.5, 0.5]])
+    W2 = np.array([[0.6, 0.4], [0.4, 0.6], [0.5, 0.5]])
+    pairs = M.neighbor_pair_priors(3, weight=1e-9)
+    k1, k2 = M.persuasive_privacy_level(W1, pairs), M.persuasive_privacy_level(W2, pairs)
+    kappa, delta = persuasive.compose_persuasive(k1, 0.0, k2, 0.0)
+    both = np.einsum("xa,xb->xab", W1, W2).reshape(3, 4)
+    assert M.persuasive_privacy_level(both, pairs) <= kappa + 1e-9 and delta == 0.0
