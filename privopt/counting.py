@@ -234,13 +234,19 @@ class LaplaceCounting:
         """
         e = self._edges(edges)
         centres = np.arange(self.n + 1) / self.n
+        rows = self.n + 1
         cdf = stats.laplace.cdf(e[None, :], loc=centres[:, None], scale=self.b)
-        cdf = np.column_stack([np.zeros(self.n + 1), cdf, np.ones(self.n + 1)])
+        cdf = np.column_stack([np.zeros(rows), cdf, np.ones(rows)])
+        sf = stats.laplace.sf(e[None, :], loc=centres[:, None], scale=self.b)
+        sf = np.column_stack([np.ones(rows), sf, np.zeros(rows)])
+        # bins right of the centre from the survival function: no cancellation in the tail
+        lower = np.broadcast_to(np.r_[-np.inf, e][None, :], (rows, e.size + 1))
+        probs = np.where(lower >= centres[:, None], sf[:, :-1] - sf[:, 1:], np.diff(cdf, axis=1))
         labels = [
             f"({lo:.4g}, {hi:.4g}]"
             for lo, hi in zip(np.r_[-np.inf, e], np.r_[e, np.inf], strict=True)
         ]
-        return Mechanism(np.diff(cdf, axis=1), [str(k) for k in range(self.n + 1)], labels)
+        return Mechanism(probs, [str(k) for k in range(rows)], labels)
 
     def database_mechanism(self, edges) -> Mechanism:
         """:meth:`count_mechanism` on the ``2ⁿ`` binary databases (``f`` the identity),
