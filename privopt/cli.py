@@ -936,6 +936,64 @@ def _audit_structured(spec: ProblemSpec, mechanism) -> dict:
     return out
 
 
+def _paper_audits(spec: ProblemSpec, matrix) -> dict[str, Any]:
+    """The audits beyond the leakage report: information measures always, the tail and event
+    levels at ``[privacy] delta``, the least δ at ``[privacy] epsilon``."""
+    from privopt import disclosure, f_information, guarantees, measures, persuasive
+
+    prior = spec.prior
+    out: dict[str, Any] = {
+        "information": {
+            "total_variation": f_information.total_variation_privacy(prior, matrix),
+            "chi_square": f_information.chi_square_information(prior, matrix),
+            "expected_pml": f_information.expected_pml(prior, matrix),
+            "min_entropy": disclosure.min_entropy(prior.secret_probs),
+            "singles_out": bool(disclosure.singles_out(prior, matrix)),
+        }
+    }
+    if spec.delta is not None:
+        tail: dict[str, Any] = {
+            "delta": spec.delta,
+            "pml_tail": measures.pml_tail_level(prior, matrix, spec.delta),
+            "eml": measures.eml_level(prior, matrix, spec.delta),
+        }
+        if spec.delta < 1:
+            tail["approximate_max_information"] = f_information.approximate_max_information(
+                prior, matrix, spec.delta
+            )
+        if prior.observation is None:  # probabilistic DP is about the mechanism's own rows
+            from privopt.validation import resolve_neighbors
+
+            rel = resolve_neighbors(prior, spec.neighbors)
+            tail["probabilistic_dp"] = persuasive.probabilistic_dp_level(
+                matrix, spec.delta, rel.restricted(np.flatnonzero(prior.secret_probs > 0))
+            )
+        out["tail"] = tail
+    if spec.epsilon is not None and math.isfinite(spec.epsilon):
+        out["least_delta"] = {
+            "epsilon": spec.epsilon,
+            "pml_tail": guarantees.pml_least_delta(prior, matrix, spec.epsilon),
+            "eml": guarantees.eml_least_delta(prior, matrix, spec.epsilon),
+        }
+    return out
+
+
+def _paper_audit_lines(out: dict) -> list[str]:
+    lines = ["", "information measures"]
+    for key, value in out["information"].items():
+        shown = ("yes" if value else "no") if isinstance(value, bool) else _fmt(value, 12)
+        lines.append(f"  {key:<28}{shown}")
+    if "tail" in out:
+        lines += ["", f"tail and event audits at δ = {_fmt(out['tail']['delta'], 6)} (nats)"]
+        lines += [f"  {k:<28}{_fmt(v, 12)}" for k, v in out["tail"].items() if k != "delta"]
+    if "least_delta" in out:
+        lines += ["", f"least δ at ε = {_fmt(out['least_delta']['epsilon'], 6)}"]
+        lines += [
+            f"  {k:<28}{_fmt(v, 12)}" for k, v in out["least_delta"].items() if k != "epsilon"
+        ]
+    return lines
+
+
 def _audit(spec: ProblemSpec, mechanism) -> dict:
     from privopt import measures
     from privopt.solve import leakage_report
@@ -960,6 +1018,7 @@ def _audit(spec: ProblemSpec, mechanism) -> dict:
         if spec.notion is not None:
             out["notion"] = spec.notion
             out["epsilon"] = leakage.get(spec.notion)
+        out.update(_paper_audits(spec, matrix))
     return out
 
 
@@ -1010,6 +1069,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f"  {escape_text(u):<12}{_fmt(v, 12)}"
         for u, v in zip(out["outputs"], out["pml_per_output"], strict=True)
     ]
+    lines += _paper_audit_lines(out)
     if out["distortion"] is not None:
         lines += ["", f"distortion  E[d] = {_fmt(out['distortion'], 12)}"]
     if checks:

@@ -19,6 +19,7 @@ from privopt import measures
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, NeighborRelation
 from privopt.notions import Notion, get_notion
+from privopt.notions.nonconvex import refuse_delta
 from privopt.validation import (
     as_distortion,
     check_extra_distortions,
@@ -203,7 +204,9 @@ def prepare_request(
     observe_secret : bool
         The mechanism sees ``(Y, S)`` (Calmon & Fawaz 2012, Remarks 3–4); needs a joint prior.
     **options
-        The notion's own options (e.g. ``priors`` for ``robust_pml``).
+        The notion's own options (e.g. ``priors`` for ``robust_pml``). ``delta`` is accepted
+        only as 0: a δ > 0 guarantee is not convex and is refused with the reason and the
+        convex stand-ins (:mod:`privopt.notions.nonconvex`).
 
     Returns
     -------
@@ -211,6 +214,7 @@ def prepare_request(
     """
     prior = exchangeable_form(check_prior(prior))
     notion = get_notion(notion)
+    refuse_delta(notion.name, options.pop("delta", None))
     mode, epsilon, max_distortion = check_mode(epsilon, max_distortion)
     distortion = as_distortion(distortion, prior)
     extras = check_extra_distortions(extra_distortions, distortion, prior)

@@ -387,3 +387,78 @@ def test_persuasive_conjugacy_and_composition():
     kappa, delta = persuasive.compose_persuasive(k1, 0.0, k2, 0.0)
     both = np.einsum("xa,xb->xab", W1, W2).reshape(3, 4)
     assert M.persuasive_privacy_level(both, pairs) <= kappa + 1e-9 and delta == 0.0
+
+
+# --- audits with δ (CLI and files) and the non-convex refusals --------------------------------
+def _cli(capsys, *argv):
+    from privopt.cli import main
+
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    return code, captured.out, captured.err
+
+
+def test_audit_file_with_delta_and_epsilon(capsys):
+    import json
+
+    code, out, _ = _cli(capsys, "audit", "problems/audit/pml_example5_tail.toml", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["tail"]["pml_tail"] == pytest.approx(LN(6 / 5), abs=1e-12)  # Example 5
+    assert data["tail"]["eml"] == pytest.approx(0.875468737354, abs=1e-11)  # Example 6
+    assert data["tail"]["approximate_max_information"] <= data["tail"]["pml_tail"] + 1e-12
+    assert data["least_delta"]["pml_tail"] == pytest.approx(1 / 6, abs=1e-12)
+    assert data["least_delta"]["eml"] == pytest.approx(
+        guarantees.eml_least_delta(U4, EX5, LN(6 / 5)), abs=1e-12
+    )
+    info = data["information"]
+    assert info["total_variation"] == pytest.approx(
+        f_information.total_variation_privacy(U4, EX5), abs=1e-14
+    )
+    assert info["singles_out"] is True and info["min_entropy"] == pytest.approx(LN(4))
+    code, out, _ = _cli(capsys, "audit", "problems/audit/pml_example5_tail.toml")
+    assert code == 0 and "tail and event audits" in out and "least δ" in out
+
+
+def test_delta_in_a_solve_file_is_refused(tmp_path, capsys):
+    path = tmp_path / "tail.toml"
+    path.write_text(
+        '[prior]\nprobs = [0.5, 0.3, 0.2]\n[distortion]\nkind = "hamming"\n'
+        '[privacy]\nnotion = "pml"\nepsilon = 0.5\ndelta = 0.1\n',
+        encoding="utf-8",
+    )
+    code, _, err = _cli(capsys, "solve", str(path))
+    assert code == 2 and "privacy.delta" in err and "not a convex" in err
+    assert "maximal_leakage" in err  # the stand-in is named
+    path.write_text(path.read_text(encoding="utf-8").replace("0.1\n", "2.0\n"), "utf-8")
+    code, _, err = _cli(capsys, "solve", str(path))
+    assert code == 2 and "privacy.delta" in err
+
+
+def test_nonconvex_designs_refused_with_reason():
+    for name in ("eml", "pml_tail", "pdp", "persuasive_privacy"):
+        with pytest.raises(InputError, match="cannot be designed") as info:
+            po.design(P_REF, "hamming", name, epsilon=0.3)
+        assert info.value.field == "privacy.notion" and "convex" in str(info.value)
+    with pytest.raises(InputError, match="not a convex constraint") as info:
+        po.design(P_REF, "hamming", "pml", epsilon=0.3, delta=0.2)
+    assert info.value.field == "privacy.delta"
+    with pytest.raises(InputError, match="no δ-version"):
+        po.design(P_REF, "hamming", "mutual_information", epsilon=0.3, delta=0.2)
+    with pytest.raises(InputError, match="unknown notion"):
+        po.design(P_REF, "hamming", "no_such_notion", epsilon=0.3)
+    # δ = 0 is the notion itself
+    assert po.design(P_REF, "hamming", "pml", epsilon=0.3, delta=0.0).verified
+
+
+def test_convex_stand_ins_bracket_the_tail_guarantee():
+    """ε-PML (sufficient) meets (ε,δ)-PML; maximal leakage at ln(e^ε + δe^ε_max) (necessary,
+    Lemma 3(2)) is a relaxation: its least distortion is at most the sufficient one's."""
+    eps, delta = 0.3, 0.1
+    sufficient = po.design(P_REF, "hamming", "pml", epsilon=eps)
+    assert M.pml_tail_level(P_REF, sufficient.mechanism, delta) <= eps + 1e-7
+    assert M.eml_level(P_REF, sufficient.mechanism, delta) <= eps + 1e-7
+    relaxed_level = po.closed_forms.maximal_leakage_bound(eps, delta, M.epsilon_max(P_REF))
+    necessary = po.design(P_REF, "hamming", "maximal_leakage", epsilon=relaxed_level)
+    assert necessary.distortion <= sufficient.distortion + 1e-7

@@ -419,6 +419,9 @@ def get_notion(name: str | Notion) -> Notion:
     try:
         return NOTIONS[str(name)]
     except KeyError:
+        from privopt.notions.nonconvex import refuse_non_convex
+
+        refuse_non_convex(str(name))  # a known guarantee that is not convex: say why
         raise InputError(
             f"unknown notion {name!r}; valid notions: {', '.join(notion_names())} "
             f"(aliases: {', '.join(sorted(set(NOTIONS) - set(notion_names())))})",
