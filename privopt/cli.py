@@ -914,6 +914,8 @@ def _optioned_levels(spec: ProblemSpec, matrix) -> dict[str, float]:
         if not declared or not all(o.name in spec.options for o in notion.options if o.required):
             continue
         given = {k: spec.options[k] for k in declared if k in spec.options}
+        if not given:
+            continue
         neighbors = spec.neighbors if notion.uses_neighbors else None
         out[name] = float(notion.measure(spec.prior, matrix, neighbors, **given))
     return out

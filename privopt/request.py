@@ -51,6 +51,9 @@ class DesignRequest:
         Further budgets ``E[d_k] ≤ b_k`` (Calmon & Fawaz 2012, Remark 1).
     options : mapping
         The notion's own options, validated (e.g. ``priors`` of ``robust_pml``).
+    notes : tuple of (str, str)
+        ``(key, message)`` pairs copied into the result's ``extra`` (e.g. a ``robust_pml``
+        request over every prior, designed as ``ldp``).
     user_constraints : tuple
         cvxpy constraints on the program's variable, added with
         :meth:`~privopt.methods.cvxpy_program.PrivacyProblem.add_constraints`; only the
@@ -68,6 +71,7 @@ class DesignRequest:
     neighbors: NeighborRelation | None = None
     extra_distortions: tuple = ()
     options: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple = ()
     user_constraints: tuple = ()
     constraint_check: Callable[[np.ndarray], bool] | None = field(default=None, compare=False)
 
@@ -238,6 +242,19 @@ def prepare_request(
         )
         raise InputError(hint, "privacy.neighbors")
     validated = notion.validate_options(prior, options)
+    notes: tuple = ()
+    if notion.name == "robust_pml" and validated.get("priors") == "all":
+        # sup over every full-support prior of the PML = leakage capacity ([Saeidian-Rethinking]
+        # Theorem 2.8) = LDP over all pairs of secrets
+        notion, validated = get_notion("ldp"), {}
+        notes = (
+            (
+                "robust_pml_all_priors",
+                "robust_pml over every full-support prior is leakage capacity ≤ ε "
+                "(Theorem 2.8 of the disclosure paper), i.e. LDP over all pairs of secrets: "
+                "designed and measured as 'ldp'",
+            ),
+        )
     return DesignRequest(
         prior=prior,
         distortion=distortion,
@@ -248,6 +265,7 @@ def prepare_request(
         neighbors=relation,
         extra_distortions=tuple(extras),
         options=validated,
+        notes=notes,
     )
 
 

@@ -462,3 +462,94 @@ def test_convex_stand_ins_bracket_the_tail_guarantee():
     relaxed_level = po.closed_forms.maximal_leakage_bound(eps, delta, M.epsilon_max(P_REF))
     necessary = po.design(P_REF, "hamming", "maximal_leakage", epsilon=relaxed_level)
     assert necessary.distortion <= sufficient.distortion + 1e-7
+
+
+# --- robust PML: hull, product classes, every prior ([Saeidian-Rethinking] Def. 2.6, Thms 2.8,
+# 4.2(3)) -------------------------------------------------------------------------------------
+def test_robust_pml_hull_warning_on_the_issue_example():
+    vertices = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
+    with pytest.warns(UserWarning, match="convex hull"):
+        res = po.design(np.full(3, 1 / 3), "hamming", "robust_pml", epsilon=0.3, priors=vertices)
+    W = res.mechanism.matrix
+    assert M.robust_pml_level(np.full(3, 1 / 3), W, vertices) <= 0.3 + 1e-7
+    mid = M.pml_level([0.25, 0.5, 0.25], W)
+    assert mid == pytest.approx(0.6, abs=1e-6)  # the midpoint prior (the issue's number)
+    hull = res.extra["robust_pml_hull_level"]
+    assert hull >= mid - 1e-9 and "convex hull" in res.extra["robust_pml_hull"]
+    # the supremum is approached inside the hull (brute force over mixtures)
+    lam = np.linspace(1e-6, 1 - 1e-6, 20001)
+    mixes = [
+        M.pml_level(l * np.array(vertices[0]) + (1 - l) * np.array(vertices[1]), W)
+        for l in lam[::50]
+    ]
+    assert max(mixes) <= hull + 1e-9 and max(mixes) > hull - 1e-2
+    assert "notes" in res.to_dict()
+    # point-mass vertices: the identity is "verified" at the vertices, infinite on the hull
+    with pytest.warns(UserWarning, match="inf"):
+        ident = po.design(np.full(3, 1 / 3), "hamming", "robust_pml", epsilon=0.3, priors=np.eye(3))
+    assert ident.extra["robust_pml_hull_level"] == np.inf
+    assert M.leakage_capacity(ident.mechanism) == np.inf
+
+
+def test_robust_pml_same_support_class_covers_its_hull():
+    vertices = [[0.5, 0.3, 0.2], [0.7, 0.2, 0.1], [0.3, 0.5, 0.2]]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = po.design(P_REF, "hamming", "robust_pml", epsilon=0.4, priors=vertices)
+    assert "robust_pml_hull" not in res.extra
+    rng = np.random.default_rng(26)
+    for _ in range(200):
+        q = rng.dirichlet(np.ones(3)) @ np.array(vertices)
+        assert M.pml_level(q, res.mechanism) <= 0.4 + 1e-7
+    assert M.robust_pml_hull_level(P_REF, res.mechanism, vertices) <= 0.4 + 1e-7
+
+
+def test_robust_pml_all_priors_is_leakage_capacity():
+    res = po.design(P_REF, "hamming", "robust_pml", epsilon=0.7, priors="all")
+    ldp = po.design(P_REF, "hamming", "ldp", epsilon=0.7)
+    assert res.notion == "ldp" and "robust_pml_all_priors" in res.extra
+    assert res.distortion == pytest.approx(ldp.distortion, abs=1e-9)
+    assert M.leakage_capacity(res.mechanism) <= 0.7 + 1e-7
+    # measured as the leakage capacity (Theorem 2.8)
+    notion = po.get_notion("robust_pml")
+    assert notion.measure(po.Prior(P_REF), W_REF, priors="all") == pytest.approx(LN(5))
+
+
+def test_robust_pml_product_class_of_entries_approaches_dp():
+    db = po.DatabasePrior(2, 2, row_probs=[0.5, 0.5])
+    eps = 1.0
+    dp = po.design(db, "hamming", "dp", epsilon=eps)
+    gaps = []
+    for t in (1e-1, 1e-2, 1e-3):
+        sets = [[[1 - t, t], [t, 1 - t]]]
+        res = po.design(
+            db, "hamming", "robust_pml", epsilon=eps, entry_priors=sets, about="entries"
+        )
+        assert res.verified
+        # every product of vertices sees ℓ(D_i→y) ≤ ε (checked with the entry-PML measure)
+        for a, b in itertools.product(sets[0], repeat=2):
+            prod = po.DatabasePrior(2, 2, probs=np.kron(a, b))
+            assert disclosure.entry_pml_level(prod, res.mechanism) <= eps + 1e-7
+        assert res.distortion <= dp.distortion + 1e-7  # a smaller class than DP's
+        gaps.append(M.dp_level(db, res.mechanism) - eps)
+    # Theorem 4.2(3): over all product priors the entry-PML guarantee is ε-DP
+    assert gaps[-1] < gaps[0] and gaps[-1] < 0.01
+    # the class of products on X itself (about the whole database)
+    whole = po.design(
+        db, "hamming", "robust_pml", epsilon=eps, entry_priors=[[[0.9, 0.1], [0.1, 0.9]]]
+    )
+    assert (
+        len(
+            po.get_notion("robust_pml").validate_options(
+                db, {"entry_priors": [[[0.9, 0.1], [0.1, 0.9]]]}
+            )["priors"]
+        )
+        == 4
+    )
+    assert whole.verified
+    with pytest.raises(InputError, match="database"):
+        po.design(P_REF, "hamming", "robust_pml", epsilon=eps, entry_priors=[[[0.5, 0.5]]])
+    with pytest.raises(InputError, match="priors"):
+        po.design(P_REF, "hamming", "robust_pml", epsilon=eps)

@@ -343,6 +343,11 @@ class Notion:
                 )
         return out
 
+    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+        """Notes on a designed mechanism that the level alone does not tell (e.g. the hull
+        check of ``robust_pml``): ``{key: message or number}``, empty by default."""
+        return {}
+
     # --- certificates -----------------------------------------------------------------------
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:
         """The Lagrangian terms of :meth:`constraints` for the dual values ``duals`` (one per

@@ -3,6 +3,7 @@ program) and :func:`sweep` (a privacy–distortion curve)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 from privopt.errors import InputError, PrivoptError
@@ -46,7 +47,7 @@ def _solve(
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
-    return solve_request(
+    result = solve_request(
         request,
         chain,
         tol=tol,
@@ -55,6 +56,24 @@ def _solve(
         on_progress=on_progress,
         cache=cache,
     )
+    _attach_notes(request, result)
+    return result
+
+
+def _attach_notes(request, result: DesignResult) -> None:
+    """Copy the request's notes and the notion's notes on the answer into ``result.extra``;
+    a note that weakens the guarantee is also a warning."""
+    result.extra.update(dict(request.notes))
+    if result.mechanism is None or request.mode is None:
+        return
+    level = request.epsilon if request.mode == "epsilon" else result.epsilon
+    notes = request.notion.result_notes(
+        request.prior, result.mechanism.matrix, float(level), **request.options
+    )
+    for value in notes.values():
+        if isinstance(value, str):
+            warnings.warn(value, UserWarning, stacklevel=4)
+    result.extra.update(notes)
 
 
 def design(

@@ -373,6 +373,10 @@ class DesignResult:
         if self.line_search is not None:
             out["line_search"] = self.line_search.to_dict()
         out["closed_form"] = [check.to_dict() for check in self.closed_form]
+        if self.extra:
+            out["notes"] = {
+                k: (v if isinstance(v, str) else json_number(v)) for k, v in self.extra.items()
+            }
         return out
 
     def __repr__(self) -> str:
