@@ -146,9 +146,9 @@ def _solution(status, objective, model, w, info, dist, lower, iterations, **extr
 def _bracket_search(model, target, key, tol, deadline, max_steps=80):
     """Bisect ``ln λ`` until the mixture of the bracketing mechanisms that meets
     ``key`` (``"dist"`` or ``"info"``) = ``target`` has a duality gap below ``tol``."""
-    # λ small: E d large, I small; λ large: E d small, I large
-    lo, hi = 1e-6, 1.0
-    log_w = None
+    # λ small: E d large, I small; λ large: E d small, I large. The multipliers grow by
+    # factors of 4 from a small one, each solve warm-started from the last (a cold start at
+    # a large multiplier converges slowly)
     states = {}
 
     def at(lam, start):
@@ -156,16 +156,17 @@ def _bracket_search(model, target, key, tol, deadline, max_steps=80):
         states[lam] = (log_w_lam, state)
         return log_w_lam, state
 
-    # grow hi until it meets (dist ≤ target) or passes (info ≥ target) the target
-    log_w, s_hi = at(hi, log_w)
-
     def feasible_side(s: dict) -> bool:  # the side of the large multipliers
         return s["dist"] <= target if key == "dist" else s["info"] > target
 
+    lo = hi = 1e-3
+    log_w, s_hi = at(hi, None)
+    if feasible_side(s_hi):
+        lo = 1e-9
+        at(lo, log_w)
     while not feasible_side(s_hi) and hi < 1e8:
-        lo, hi = hi, hi * 8.0
+        lo, hi = hi, hi * 4.0
         log_w, s_hi = at(hi, log_w)
-    at(lo, None)
     best = None
     for step in range(max_steps):
         if deadline is not None and deadline.expired():
