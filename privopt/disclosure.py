@@ -1,4 +1,4 @@
-"""Disclosure, singling out and per-entry leakage ([Saeidian-Rethinking] §§2–4), numpy only.
+"""Disclosure, singling out and per-entry leakage ([Saeidian-Rethinking] Sections 2–4), numpy only.
 
 An *attribute* ``U`` of the secret ``X`` is given by its kernel ``P_{U|X}`` (``|X| × |U|``,
 row-stochastic) or, for a deterministic attribute, by a vector of ``|X|`` integer labels.
@@ -14,7 +14,7 @@ An adversary with prior ``Q_X`` who sees ``y`` believes ``Q_{U|Y=y} = P_{U|X} �
 * :func:`absolute_disclosure_bound` — Theorem 3.7; :func:`disclosure_threshold` and
   :func:`minimal_disclosure_mechanism` — Prop. 3.8.
 * :func:`entry_pml_per_output`, :func:`entry_pml_level` — ``ℓ(D_i→y)``, the PML about one
-  database entry (§4), straight from a :class:`~privopt.model.DatabasePrior`.
+  database entry (Section 4), straight from a :class:`~privopt.model.DatabasePrior`.
 
 All in nats.
 """
@@ -104,7 +104,7 @@ def attribute_kernel(attribute, n_secrets: int) -> np.ndarray:
 
 
 def attribute_posteriors(prior, mechanism, attribute) -> np.ndarray:
-    """``Q_{U|Y=y} = P_{U|X} ∘ Q_{X|Y=y}`` for every output ([Saeidian-Rethinking] §3.2).
+    """``Q_{U|Y=y} = P_{U|X} ∘ Q_{X|Y=y}`` for every output ([Saeidian-Rethinking] Section 3.2).
 
     Parameters
     ----------
@@ -371,7 +371,7 @@ def _entry_joint(prior: DatabasePrior, mechanism, entry: int) -> np.ndarray:
 @_with_unit
 def entry_pml_per_output(prior: DatabasePrior, mechanism, entry: int) -> np.ndarray:
     """``ℓ(D_i→y) = ln max_{d∈supp P_{D_i}} P(y|D_i = d)/P(y)``, the PML about entry ``i``
-    ([Saeidian-Rethinking] §4, Theorems 4.2(3) and 4.5; Def. 2.3 applied to the Markov chain
+    ([Saeidian-Rethinking] Section 4, Theorems 4.2(3) and 4.5; Def. 2.3 applied to the Markov chain
     ``D_i − X − Y``), from the database prior directly.
 
     Parameters

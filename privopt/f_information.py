@@ -1,7 +1,7 @@
 """f-information, total-variation privacy and approximate max-information of a fixed mechanism,
 with the bounds by which PML controls them (numpy only, no solver).
 
-All from [Saeidian-PML] §IV (pointwise maximal leakage, IEEE T-IT 2023):
+All from [Saeidian-PML] Section IV (pointwise maximal leakage, IEEE T-IT 2023):
 
 * :func:`f_information` (Defs 17–18), :func:`chi_square_information`,
   :func:`total_variation_privacy` (eq. (24));

@@ -1,4 +1,4 @@
-"""The gain-function view of pointwise maximal leakage ([Saeidian-PML] §II-B).
+"""The gain-function view of pointwise maximal leakage ([Saeidian-PML] Section II-B).
 
 An adversary who sees ``y`` picks a guess ``x̂`` in a finite set to maximise a gain
 ``g(x, x̂) ≥ 0``; the pointwise g-leakage ([Saeidian-PML] eq. (10)) is::

@@ -35,7 +35,7 @@ def _random_case(rng, zeros=False):
     return p, W
 
 
-# --- [Saeidian-PML] §IV: f-information, TV, approximate max-information ---------------------
+# --- [Saeidian-PML] Section IV: f-information, TV, approximate max-information ------------
 def test_reference_channel_information_measures():
     assert f_information.total_variation_privacy(P_REF, W_REF) == pytest.approx(0.207, abs=1e-12)
     assert f_information.chi_square_information(P_REF, W_REF) == pytest.approx(
@@ -151,7 +151,7 @@ def test_theorem4_composition_on_random_pairs():
     assert guarantees.compose_eml_pml(0.1, 0.2, 0.3) == pytest.approx((0.4, 0.2))
 
 
-# --- [Saeidian-PML] §II-B: gain functions ----------------------------------------------------
+# --- [Saeidian-PML] Section II-B: gain functions ------------------------------------------
 def test_gain_view_theorem2_corollary1():
     assert np.allclose(
         gain.g_leakage_per_output(P_REF, W_REF, gain.pml_gain(P_REF)),

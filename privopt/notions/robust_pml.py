@@ -136,7 +136,7 @@ def condition_rows(q: np.ndarray, prior, about: str) -> np.ndarray:
     ``about = "secret"``: the point masses of ``supp q`` (``ℓ(X→u)``). ``about = "entries"``:
     for every entry ``i`` and value ``d`` with ``Q(D_i = d) > 0``, the conditional law
     ``Q(x | D_i = d)``, so that ``r · p(u|·) = P(u | D_i = d)`` and the constraint is
-    ``ℓ(D_i→u) ≤ ε`` ([Saeidian-Rethinking] §4).
+    ``ℓ(D_i→u) ≤ ε`` ([Saeidian-Rethinking] Section 4).
     """
     if about != "entries":
         return np.eye(q.size)[q > 0]
