@@ -35,6 +35,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -372,6 +373,10 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     if leakage:
         lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors)
     lines += _closed_form_lines(out.get("closed_form") or [])
+    notes = out.get("notes") or {}
+    if notes:
+        lines += ["", "notes"]
+        lines += [f"  {key}: {_fmt(value, 9)}" for key, value in notes.items()]
     if checks:
         lines += [""] + _reference_lines(spec, checks)
     return _lines(lines)
@@ -1438,8 +1443,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_json(payload)
         return code
 
+    def show_warning(message, category, *_args, **_kwargs) -> None:
+        # a library warning (e.g. robust_pml's hull note) is one line, not Python's format
+        _note(f"privopt: warning: {message}")
+
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", UserWarning)
+            warnings.showwarning = show_warning
+            return int(args.func(args))
     except InputError as exc:
         if args.debug:
             import traceback

@@ -622,3 +622,41 @@ def test_blahut_arimoto_joint_prior_random_instances():
         ref = _clarabel_joint(prior, d, budget=budget)
         assert sol.certificate["lower_bound"] <= ref + 1e-7
         assert sol.objective == pytest.approx(ref, abs=1e-6)
+
+
+def test_robust_pml_files_and_cli_notes(tmp_path, capsys):
+    import json
+
+    hull = tmp_path / "hull.toml"
+    hull.write_text(
+        "[prior]\nprobs = [0.3333333333333333, 0.3333333333333334, 0.3333333333333333]\n"
+        '[distortion]\nkind = "hamming"\n[privacy]\nnotion = "robust_pml"\nepsilon = 0.3\n'
+        "priors = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]\n",
+        encoding="utf-8",
+    )
+    code, out, err = _cli(capsys, "solve", str(hull))
+    assert code == 0 and "privopt: warning:" in err and "convex hull" in err
+    assert "notes" in out and "robust_pml_hull_level" in out
+    code, out, _ = _cli(capsys, "solve", str(hull), "--json")
+    assert json.loads(out)["notes"]["robust_pml_hull_level"] > 1.0
+    every = tmp_path / "all.toml"
+    every.write_text(
+        '[prior]\nprobs = [0.5, 0.3, 0.2]\n[distortion]\nkind = "hamming"\n'
+        '[privacy]\nnotion = "robust_pml"\nepsilon = 0.7\npriors = "all"\n',
+        encoding="utf-8",
+    )
+    code, out, _ = _cli(capsys, "solve", str(every), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["notion"] == "ldp" and "robust_pml_all_priors" in data["notes"]
+    entries = tmp_path / "entries.toml"
+    entries.write_text(
+        "[prior.database]\nm = 2\nn = 2\nrow_probs = [0.5, 0.5]\n"
+        '[distortion]\nkind = "hamming"\n[privacy]\nnotion = "robust_pml"\nepsilon = 1.0\n'
+        'entry_priors = [[[0.99, 0.01], [0.01, 0.99]]]\nabout = "entries"\n',
+        encoding="utf-8",
+    )
+    code, out, _ = _cli(capsys, "solve", str(entries), "--json")
+    assert code == 0 and json.loads(out)["status"] == "optimal"
+    entries.write_text(entries.read_text(encoding="utf-8").replace('"entries"', '"rows"'), "utf-8")
+    code, _, err = _cli(capsys, "solve", str(entries))
+    assert code == 2 and "privacy.about" in err

@@ -94,7 +94,7 @@ class JointLagrangian:
             "lower": value - max(fw_gap, 0.0),
         }
 
-    def minimise(self, lam: float, log_w=None, tol: float = 1e-12, max_iter: int = 20000):
+    def minimise(self, lam: float, log_w=None, tol: float = 1e-11, max_iter: int = 20000):
         """Minimise ``F_λ`` from ``log_w`` (uniform by default); returns ``(log_w, state)``."""
         if log_w is None:
             log_w = np.full((self.p_y.size, self.n_out), -math.log(self.n_out))
