@@ -976,6 +976,12 @@ def _paper_audits(spec: ProblemSpec, matrix) -> dict[str, Any]:
                 matrix, spec.delta, rel.restricted(np.flatnonzero(prior.secret_probs > 0))
             )
         out["tail"] = tail
+    priors = spec.options.get("priors")
+    if isinstance(priors, list) and spec.options.get("about", "secret") == "secret":
+        # the PML supremum over the convex hull of the listed priors (robust_pml's class)
+        out["information"]["robust_pml_hull"] = measures.robust_pml_hull_level(
+            prior, matrix, priors
+        )
     if spec.epsilon is not None and math.isfinite(spec.epsilon):
         out["least_delta"] = {
             "epsilon": spec.epsilon,

@@ -668,10 +668,12 @@ class _Parser:
         raw = {k: v for k, v in t.items() if k in notion_option_keys()}
         if spec.notion is not None:
             spec.options = get_notion(spec.notion).validate_options(spec.prior, raw)
-        else:  # an audit file without a notion: each option checked by a notion that has it
+        else:  # an audit file without a notion: the options checked by the notion that has them
+            by_owner: dict[str, dict] = {}
             for key, value in raw.items():
-                owner = get_notion(option_owners(key)[0])
-                spec.options.update(owner.validate_options(spec.prior, {key: value}))
+                by_owner.setdefault(option_owners(key)[0], {})[key] = value
+            for owner, given in by_owner.items():
+                spec.options.update(get_notion(owner).validate_options(spec.prior, given))
 
     def solver(self, t: dict, spec: ProblemSpec) -> None:
         name = self.string(t, "name", "solver")

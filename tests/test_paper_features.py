@@ -660,3 +660,23 @@ def test_robust_pml_files_and_cli_notes(tmp_path, capsys):
     entries.write_text(entries.read_text(encoding="utf-8").replace('"entries"', '"rows"'), "utf-8")
     code, _, err = _cli(capsys, "solve", str(entries))
     assert code == 2 and "privacy.about" in err
+
+
+def test_audit_reports_the_hull_level_of_a_prior_class(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "audit.toml"
+    path.write_text(
+        "[prior]\nprobs = [0.3333333333333333, 0.3333333333333334, 0.3333333333333333]\n"
+        '[privacy]\npriors = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]\nabout = "secret"\n'
+        "[mechanism]\nmatrix = [[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]]\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _cli(capsys, "audit", str(path), "--json")
+    data = json.loads(out)
+    assert code == 0
+    # by hand: output 0, max_x W[x,0] = 0.5 over min_i Q_i,U(0) = min(0.35, 0.15)
+    assert data["information"]["robust_pml_hull"] == pytest.approx(np.log(0.5 / 0.15))
+    assert data["leakage"]["robust_pml"] == pytest.approx(
+        M.robust_pml_level(np.full(3, 1 / 3), W_REF, [[0.5, 0.5, 0], [0, 0.5, 0.5]])
+    )
