@@ -680,3 +680,14 @@ def test_audit_reports_the_hull_level_of_a_prior_class(tmp_path, capsys):
     assert data["leakage"]["robust_pml"] == pytest.approx(
         M.robust_pml_level(np.full(3, 1 / 3), W_REF, [[0.5, 0.5, 0], [0, 0.5, 0.5]])
     )
+
+
+def test_sweep_warns_once_for_a_class_that_does_not_cover_its_hull():
+    vertices = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
+    with pytest.warns(UserWarning, match="2 point") as caught:
+        curve = po.sweep(
+            np.full(3, 1 / 3), "hamming", "robust_pml", epsilons=[0.2, 0.3], priors=vertices
+        )
+    assert len([w for w in caught if "convex hull" in str(w.message)]) == 1
+    for result in curve.results:
+        assert result.extra["robust_pml_hull_level"] > result.epsilon + 0.1

@@ -298,6 +298,7 @@ def sweep(
     cache = _options_cache(solver_options)
     records: list[dict] = []
     results: list[DesignResult | None] = []
+    noted: list[tuple[float, str]] = []
     warm = None
     iterator = progress(points) if progress is not None else points
     for index, value in enumerate(iterator):
@@ -350,6 +351,11 @@ def sweep(
             records.append(record)
             results.append(None)
             continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _attach_notes(point, result)
+        if caught:
+            noted.append((value, str(caught[0].message)))
         if result.warm_state is not None:
             warm = result.warm_state
         solve_time = result.solver.solve_time_s if result.solver is not None else None
@@ -372,4 +378,11 @@ def sweep(
             record["message"] = result.message
         records.append(record)
         results.append(result)
+    if noted:  # one warning for the sweep; each point's result.extra holds its own note
+        first, message = noted[0]
+        warnings.warn(
+            f"{len(noted)} point(s) of the sweep, the first at {mode} = {first:g}: {message}",
+            UserWarning,
+            stacklevel=2,
+        )
     return Curve(request.notion.name, mode, records, results)
