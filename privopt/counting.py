@@ -166,7 +166,18 @@ class LaplaceCounting:
         return 1.0 / (self.n * self.b)
 
     def density(self, y) -> np.ndarray:
-        """``f(y | K = k) = e^{−|y − k/n|/b}/(2b)``, shape ``(n + 1, len(y))``."""
+        """``f(y | K = k) = e^{−|y − k/n|/b}/(2b)`` for ``k = 0 … n``.
+
+        Parameters
+        ----------
+        y : array_like
+            Output values.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n + 1, len(y))``.
+        """
         y = np.atleast_1d(np.asarray(y, dtype=float))
         centres = np.arange(self.n + 1) / self.n
         return np.exp(-np.abs(y[None, :] - centres[:, None]) / self.b) / (2 * self.b)
@@ -199,12 +210,34 @@ class LaplaceCounting:
     def entry_pml_sup(self, p: float) -> float:
         """``sup_y ℓ(D_i→y) = a − ln(min(p,1−p) e^a + max(p,1−p))``, ``a = 1/(nb)``
         (attained for ``y ≥ 1`` or ``y ≤ 0``; the bound of [Saeidian-Rethinking] Prop. 4.6
-        is this at ``p = c``)."""
+        is this at ``p = c``).
+
+        Parameters
+        ----------
+        p : float
+            ``P(f(D_i) = 1)`` in ``(0, 1)``.
+
+        Returns
+        -------
+        float
+            The supremum (nats).
+        """
         return cf.laplace_counting_pml_sup(self.n, self.b, _probability(p))
 
     def pml_bound(self, c: float) -> float:
         """[Saeidian-Rethinking] Prop. 4.6: ``sup_y ℓ(D_i→y) ≤ a − ln((1−c) + c e^a)`` for
-        every ``p ∈ (c, 1−c)``."""
+        every ``p ∈ (c, 1−c)``.
+
+        Parameters
+        ----------
+        c : float
+            In ``[0, 1/2)``.
+
+        Returns
+        -------
+        float
+            The bound (nats).
+        """
         c = _probability(c, "c", open_interval=False)
         if c >= 0.5:
             raise InputError(f"must lie in [0, 1/2), got {c}", "c")

@@ -74,6 +74,11 @@ def refuse_non_convex(name: str) -> None:
     ----------
     name : str
         A notion name as given by the user.
+
+    Returns
+    -------
+    None
+        Returns only when ``name`` is not a refused guarantee.
     """
     key = _ALIASES.get(str(name), str(name))
     if key in NON_CONVEX_GUARANTEES:
@@ -92,6 +97,11 @@ def refuse_delta(notion_name: str, delta) -> None:
         The canonical notion name.
     delta : float or None
         The δ given.
+
+    Returns
+    -------
+    None
+        Returns only for δ = 0 or ``None``.
     """
     if delta is None:
         return

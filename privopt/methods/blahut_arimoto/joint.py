@@ -75,7 +75,21 @@ class JointLagrangian:
 
     def evaluate(self, log_w: np.ndarray, lam: float) -> dict:
         """``F_λ``, ``I``, ``E d``, the gradient ``g`` and the Frank–Wolfe gap at
-        ``W = e^{log_w}``."""
+        ``W = e^{log_w}``.
+
+        Parameters
+        ----------
+        log_w : numpy.ndarray
+            ``ln W`` on the supported inputs.
+        lam : float
+            λ ≥ 0.
+
+        Returns
+        -------
+        dict
+            ``value``, ``info``, ``dist``, ``g``, ``gap`` and ``lower`` (``value − gap``, a
+            lower bound on ``min F_λ``).
+        """
         log_us = logsumexp(self.log_y_given_s[:, :, None] + log_w[None, :, :], axis=1)
         log_u = logsumexp(self.log_p_y[:, None] + log_w, axis=0)
         w = np.exp(log_w)
@@ -95,7 +109,24 @@ class JointLagrangian:
         }
 
     def minimise(self, lam: float, log_w=None, tol: float = 1e-11, max_iter: int = 20000):
-        """Minimise ``F_λ`` from ``log_w`` (uniform by default); returns ``(log_w, state)``."""
+        """Minimise ``F_λ`` from ``log_w`` (uniform by default).
+
+        Parameters
+        ----------
+        lam : float
+            λ ≥ 0.
+        log_w : numpy.ndarray, optional
+            The start (``ln W``).
+        tol : float
+            Stop when the Frank–Wolfe gap is below ``tol·(1 + |F_λ|)``.
+        max_iter : int
+            Most steps.
+
+        Returns
+        -------
+        tuple
+            ``(log_w, state)`` with ``state`` as in :meth:`evaluate`.
+        """
         if log_w is None:
             log_w = np.full((self.p_y.size, self.n_out), -math.log(self.n_out))
         state = self.evaluate(log_w, lam)
@@ -115,7 +146,18 @@ class JointLagrangian:
         return log_w, state
 
     def full_mechanism(self, w: np.ndarray) -> np.ndarray:
-        """``W`` on every input: rows of zero-mass inputs go to their least-distortion output."""
+        """``W`` on every input: rows of zero-mass inputs go to their least-distortion output.
+
+        Parameters
+        ----------
+        w : numpy.ndarray
+            ``W`` on the supported inputs.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``|Y| × |U|``.
+        """
         out = np.zeros(self.d_full.shape)
         out[self.y_mask] = w
         for y in np.flatnonzero(~self.y_mask):
@@ -123,7 +165,18 @@ class JointLagrangian:
         return out
 
     def info_of(self, w: np.ndarray) -> float:
-        """``I(S;U)`` of a mechanism on the supported inputs."""
+        """``I(S;U)`` of a mechanism on the supported inputs.
+
+        Parameters
+        ----------
+        w : numpy.ndarray
+            ``W`` on the supported inputs.
+
+        Returns
+        -------
+        float
+            ``I(S;U)`` (nats).
+        """
         with np.errstate(divide="ignore"):
             return self.evaluate(np.maximum(np.log(w), _LOG_FLOOR), 0.0)["info"]
 
