@@ -1221,6 +1221,7 @@ def cmd_notions(args: argparse.Namespace) -> int:
                 "convexity": notion.convexity,
                 "uses_neighbors": notion.uses_neighbors,
                 "source": notion.source,
+                "options": {o.name: o.description for o in notion.options},
             }
         )
     if args.json:
@@ -1229,6 +1230,12 @@ def cmd_notions(args: argparse.Namespace) -> int:
         for r in rows:
             alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
             print(f"{r['name']:<26}{r['convexity']:<18}{r['source']}{alias}")
+            for key, text in r["options"].items():
+                print(f"{'':<4}[privacy] {key}: {text}")
+        print(
+            "\nnot designable (non-convex; audited by privopt audit with delta): "
+            "pml_tail, eml, probabilistic_dp, persuasive_privacy"
+        )
     return 0
 
 

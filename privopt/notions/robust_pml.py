@@ -155,7 +155,7 @@ class RobustPML(Notion):
     name = "robust_pml"
     convexity = "linear"
     parameter = "exp"
-    source = "Saeidian et al. (2024) Def. 2.6"
+    source = "Saeidian-Rethinking Def. 2.6, Thms 2.8 and 4.2"
     options = (
         NotionOption(
             "priors",
