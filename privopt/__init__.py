@@ -67,6 +67,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "leakage_report": ("privopt.solve", "leakage_report"),
     "solve_problem": ("privopt.solve", "solve_problem"),
     "sweep": ("privopt.solve", "sweep"),
+    "solve_many": ("privopt.solve", "solve_many"),
+    "sweep_notions": ("privopt.solve", "sweep_notions"),
 }
 
 # typing.TYPE_CHECKING without importing typing (it would cost start-up time, see _entry.py)
@@ -110,8 +112,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         SolverRun,
         design,
         leakage_report,
+        solve_many,
         solve_problem,
         sweep,
+        sweep_notions,
     )
     from privopt.status import Status
 
@@ -197,7 +201,9 @@ __all__ = [
     "paper_programs",
     "persuasive",
     "prepare_request",
+    "solve_many",
     "solve_problem",
     "sweep",
+    "sweep_notions",
     "validation",
 ]

@@ -7,6 +7,7 @@ Commands::
                   [--notions a,b,c] [--csv P] [--json] [--plot P.png|.pdf|.svg] [--solver NAME]
     privopt audit FILE [--json] [--mechanism mech.json|.csv|.npz]
     privopt demo [--out-dir DIR] [--json] [--no-plot]
+    privopt batch FILE|DIR… --out results.csv|.parquet [--workers N | --scheduler ADDRESS]
     privopt notions | solvers
 
 Exit codes: 0 solved; 1 the request is infeasible (the least achievable value is on stderr and,
@@ -290,10 +291,12 @@ def _matrix_lines(matrix: np.ndarray, inputs, outputs, corner: str = "y \\ u") -
     return lines
 
 
-def _leakage_lines(leakage: dict, asked: str | None, prior, neighbors: str | None) -> list[str]:
+def _leakage_lines(
+    leakage: dict, asked: str | None, prior, neighbors: str | None, unit: str = "nats"
+) -> list[str]:
     rel = neighbors or ("hamming" if getattr(prior, "is_database", False) else "all")
     rel = "Hamming neighbours" if rel == "hamming" else "all pairs"
-    lines = [f"leakage of this mechanism (nats; dp and identifiability on {rel})"]
+    lines = [f"leakage of this mechanism ({unit}; dp and identifiability on {rel})"]
     width = max(len(k) for k in leakage) if leakage else 10
     for name, value in leakage.items():
         mark = "  <- the asked notion" if name == asked else ""
@@ -328,12 +331,13 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     prints ``inf``) when given, else from the JSON object ``out``."""
     lines = _header(spec)
     notion = out["notion"]
+    unit = out.get("unit", "nats")
     raw = result
     requested = dict(raw.requested) if raw is not None else out["requested"]
     if out.get("mode") == "max_distortion":
         request = f"least {notion} level subject to E[d] <= {_fmt(requested['max_distortion'])}"
     else:
-        request = f"least E[d] subject to {notion} <= {_fmt(requested['epsilon'])} nats"
+        request = f"least E[d] subject to {notion} <= {_fmt(requested['epsilon'])} {unit}"
     lines += ["", f"request     {request}"]
     if out["status"] == "infeasible":
         lines.append("status      INFEASIBLE")
@@ -359,7 +363,7 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     distortion = raw.distortion if raw is not None else out["distortion"]
     if level is None:
         return _lines(lines + ["", "no feasible mechanism was found"])
-    lines.append(f"level       {notion} = {_fixed(level, 12)} nats")
+    lines.append(f"level       {notion} = {_fixed(level, 12)} {unit}")
     lines.append(f"distortion  E[d] = {_fixed(distortion, 12)}")
     if out.get("mechanism") is None and out.get("structured_mechanism"):
         lines += ["", "optimal mechanism, held in structured form (too large to write out)"]
@@ -371,7 +375,7 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
         lines += _matrix_lines(np.array(out["mechanism"]), out["inputs"], out["outputs"])
     leakage = dict(raw.leakage) if raw is not None else out.get("leakage")
     if leakage:
-        lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors)
+        lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors, unit)
     lines += _closed_form_lines(out.get("closed_form") or [])
     notes = out.get("notes") or {}
     if notes:
@@ -476,10 +480,14 @@ def _write_mechanism(out: dict, path: str) -> None:
 
 
 def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args, result=None) -> int:
+    from privopt.solve.units import json_in_unit, result_in_unit
+
+    unit = getattr(args, "unit", "nats")  # --unit: the levels shown, after the reference check
     if args.json:
-        _print_json(out)
+        _print_json(json_in_unit(out, unit))
     else:
-        print(_solve_text(spec, out, checks, result))
+        shown = result_in_unit(result, unit) if result is not None else None
+        print(_solve_text(spec, json_in_unit(out, unit), checks, shown))
     if out["status"] == "infeasible":
         quantity = out.get("least_achievable_quantity") or "value"
         least = out.get("least_achievable")
@@ -1071,13 +1079,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
     checks = check_reference(spec.reference, out) if spec.reference else []
     if checks:
         out["reference_check"] = {"ok": all(c["ok"] for c in checks), "checks": checks}
+    from privopt.solve.units import json_in_unit
+
+    out = json_in_unit(out, args.unit)  # --unit: the levels shown, after the reference check
     if args.json:
         _print_json(out)
         return _reference_exit(spec, checks, 0)
     lines = _header(spec) + ["", "mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
     lines += _matrix_lines(mech.matrix, out["inputs"], out["outputs"])
-    lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
-    lines += ["", "PML per output ℓ(X→u) (nats)"]
+    leakage_lines = _leakage_lines(
+        out["leakage"], spec.notion, spec.prior, spec.neighbors, args.unit
+    )
+    lines += [""] + leakage_lines
+    lines += ["", f"PML per output ℓ(X→u) ({args.unit})"]
     lines += [
         f"  {escape_text(u):<12}{_fmt(v, 12)}"
         for u, v in zip(out["outputs"], out["pml_per_output"], strict=True)
@@ -1098,14 +1112,20 @@ def _finish_structured_audit(spec: ProblemSpec, mech, args) -> int:
             f"{spec.prior.n_inputs}",
             args.mechanism,
         )
+    from privopt.solve.units import json_in_unit
+
     out = _audit_structured(spec, mech)
     checks = check_reference(spec.reference, out) if spec.reference else []
+    out = json_in_unit(out, args.unit)
     if args.json:
         _print_json(out)
         return _reference_exit(spec, checks, 0)
     lines = _header(spec) + ["", f"mechanism held in structured form ({mech!r})"]
     lines += _structure_lines(out["structured_mechanism"])
-    lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
+    leakage_lines = _leakage_lines(
+        out["leakage"], spec.notion, spec.prior, spec.neighbors, args.unit
+    )
+    lines += [""] + leakage_lines
     if checks:
         lines += [""] + _reference_lines(spec, checks)
     print(_lines(lines))
@@ -1253,9 +1273,16 @@ def cmd_solvers(args: argparse.Namespace) -> int:
         The exit code: 0.
     """
     from privopt.methods import METHODS, method_names
+    from privopt.solve.method_notions import method_notions, notions_text
 
+    solves = method_notions()
     rows = [
-        {"name": name, "family": METHODS[name].family, "description": METHODS[name].description}
+        {
+            "name": name,
+            "family": METHODS[name].family,
+            "description": METHODS[name].description,
+            "notions": solves.get(name, {}),
+        }
         for name in method_names()
     ]
     if args.json:
@@ -1264,9 +1291,53 @@ def cmd_solvers(args: argparse.Namespace) -> int:
         width = max(len(r["name"]) for r in rows)
         for r in rows:
             print(f"{r['name']:<{width}}  {r['description']}")
+            print(f"{'':<{width}}  solves: {notions_text(r['notions'])}")
         print("\nNames are matched case-insensitively; privopt picks methods itself when none is")
         print("named, and falls back to the next one when a method fails or cannot certify.")
     return 0
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """``privopt batch``: solve problem files into a results table, resumably
+    (:mod:`privopt.batch_files`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0 every problem has a result, 3 some were recorded with an error.
+    """
+    from privopt.batch_files import print_line, run_batch
+
+    if args.scheduler and args.workers is not None:
+        raise InputError("give --workers or --scheduler, not both", "--workers")
+    try:
+        summary = run_batch(
+            args.paths,
+            args.out,
+            workers=1 if args.workers is None else args.workers,
+            scheduler=args.scheduler,
+            solver=args.solver,
+            time_limit=args.time_limit,
+            retry_errors=args.retry_errors,
+            report=print_line,
+        )
+    except KeyboardInterrupt:
+        _note(
+            f"privopt batch: interrupted; the results done so far are kept in "
+            f"{args.out}.partial ({args.out} is unchanged): run the same command to resume"
+        )
+        raise
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.statuses.items()))
+    print_line(
+        f"wrote {summary.out}: {summary.solved} solved ({counts or 'none'}), "
+        f"{summary.skipped} already there"
+    )
+    return 3 if summary.errors else 0
 
 
 def _deadline(option: float | None, from_file: float | None):
@@ -1298,6 +1369,15 @@ def _time_limit_option(p: argparse.ArgumentParser, what: str = "") -> None:
         default=None,
         help=f"stop after SECONDS{' ' + what if what else ''} with status time_limit (exit 3); "
         "overrides [solver] time_limit",
+    )
+
+
+def _unit_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--unit",
+        choices=("nats", "bits"),
+        default="nats",
+        help="unit of the levels shown (default nats; the file's levels are always nats)",
     )
 
 
@@ -1342,6 +1422,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="PATH", help="also write the mechanism to PATH (.json, .csv or .npz)"
     )
     _time_limit_option(p)
+    _unit_option(p)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser(
@@ -1391,6 +1472,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="audit this mechanism (.json, .csv, .npz as written by solve --out) instead",
     )
+    _unit_option(p)
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser(
@@ -1408,6 +1490,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _time_limit_option(p)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "batch",
+        parents=[common],
+        help="solve many problem files into a results table (resumable, parallel)",
+        description="Solve every problem file (FOLDER: its *.toml files) and write one row per "
+        "file to OUT; rows stream to OUT.partial as they finish; a re-run skips the files "
+        "already in the results (same content).",
+    )
+    p.add_argument("paths", nargs="+", metavar="FILE|DIR", help="problem files or folders")
+    p.add_argument("--out", required=True, metavar="PATH", help="results table (.csv, .parquet)")
+    p.add_argument(
+        "--workers",
+        metavar="N",
+        type=int,
+        default=None,
+        help="processes on this machine (default 1: solve in this process)",
+    )
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786) to solve on"
+    )
+    p.add_argument(
+        "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
+    )
+    p.add_argument(
+        "--retry-errors", action="store_true", help="solve again the problems recorded as errors"
+    )
+    _time_limit_option(p, "for each problem")
+    p.set_defaults(func=cmd_batch)
 
     p = sub.add_parser("notions", parents=[common], help="list the privacy notions")
     p.add_argument("--json", action="store_true")
