@@ -50,7 +50,40 @@ from privopt._io import (
     same_output,
 )
 from privopt.errors import InfeasibleError, InputError, PrivoptError
-from privopt.files import ProblemSpec, check_reference, load_mechanism, load_problem, parse_problem
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.files import ProblemSpec
+
+
+# The problem-file layer imports the notions and cvxpy (about a second): it is imported on
+# first use, so that ``privopt --help`` and argument errors answer at once.
+def load_problem(*args, **kwargs):
+    """:func:`privopt.files.load_problem`, imported on first use."""
+    from privopt.files import load_problem as load
+
+    return load(*args, **kwargs)
+
+
+def parse_problem(*args, **kwargs):
+    """:func:`privopt.files.parse_problem`, imported on first use."""
+    from privopt.files import parse_problem as parse
+
+    return parse(*args, **kwargs)
+
+
+def load_mechanism(*args, **kwargs):
+    """:func:`privopt.files.load_mechanism`, imported on first use."""
+    from privopt.files import load_mechanism as load
+
+    return load(*args, **kwargs)
+
+
+def check_reference(*args, **kwargs):
+    """:func:`privopt.files.check_reference`, imported on first use."""
+    from privopt.files import check_reference as check
+
+    return check(*args, **kwargs)
 
 __all__ = ["main", "build_parser", "DEMO_FIGURE", "MAX_CURVE_POINTS", "PLOT_FORMATS"]
 
