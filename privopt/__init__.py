@@ -31,6 +31,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "measures": ("privopt.measures", None),
     "closed_form_checks": ("privopt.closed_form_checks", None),
     "paper_programs": ("privopt.paper_programs", None),
+    "f_information": ("privopt.f_information", None),
+    "guarantees": ("privopt.guarantees", None),
+    "gain": ("privopt.gain", None),
+    "disclosure": ("privopt.disclosure", None),
+    "counting": ("privopt.counting", None),
+    "persuasive": ("privopt.persuasive", None),
+    "LaplaceCounting": ("privopt.counting", "LaplaceCounting"),
+    "counting_query_prior": ("privopt.counting", "counting_query_prior"),
     "methods": ("privopt.methods", None),
     "validation": ("privopt.validation", None),
     "files": ("privopt.files", None),
@@ -71,7 +79,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from typing import Any
 
-    from privopt import closed_forms, files, measures, methods, paper_programs, validation
+    from privopt import (
+        closed_forms,
+        counting,
+        disclosure,
+        f_information,
+        files,
+        gain,
+        guarantees,
+        measures,
+        methods,
+        paper_programs,
+        persuasive,
+        validation,
+    )
+    from privopt.counting import LaplaceCounting, counting_query_prior
     from privopt.methods import METHODS, method_names
     from privopt.methods.cvxpy_program import PrivacyProblem, build_problem
     from privopt.model import (
@@ -152,6 +174,7 @@ __all__ = [
     "InfeasibleError",
     "InputError",
     "JointPrior",
+    "LaplaceCounting",
     "LocationGrid",
     "METHODS",
     "Mechanism",
@@ -168,9 +191,15 @@ __all__ = [
     "build_problem",
     "closed_form_checks",
     "closed_forms",
+    "counting",
+    "counting_query_prior",
     "design",
+    "disclosure",
+    "f_information",
     "files",
+    "gain",
     "get_notion",
+    "guarantees",
     "hamming_neighbors",
     "leakage_report",
     "measures",
@@ -178,6 +207,7 @@ __all__ = [
     "methods",
     "notion_names",
     "paper_programs",
+    "persuasive",
     "prepare_request",
     "query_distortion",
     "solve_many",

@@ -36,6 +36,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -413,6 +414,10 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     if leakage:
         lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors, unit)
     lines += _closed_form_lines(out.get("closed_form") or [])
+    notes = out.get("notes") or {}
+    if notes:
+        lines += ["", "notes"]
+        lines += [f"  {key}: {_fmt(value, 9)}" for key, value in notes.items()]
     if checks:
         lines += [""] + _reference_lines(spec, checks)
     return _lines(lines)
@@ -959,6 +964,8 @@ def _optioned_levels(spec: ProblemSpec, matrix) -> dict[str, float]:
         if not declared or not all(o.name in spec.options for o in notion.options if o.required):
             continue
         given = {k: spec.options[k] for k in declared if k in spec.options}
+        if not given:
+            continue
         neighbors = spec.neighbors if notion.uses_neighbors else None
         out[name] = float(notion.measure(spec.prior, matrix, neighbors, **given))
     return out
@@ -979,6 +986,70 @@ def _audit_structured(spec: ProblemSpec, mechanism) -> dict:
         out["notion"] = spec.notion
         out["epsilon"] = leakage.get(spec.notion)
     return out
+
+
+def _paper_audits(spec: ProblemSpec, matrix) -> dict[str, Any]:
+    """The audits beyond the leakage report: information measures always, the tail and event
+    levels at ``[privacy] delta``, the least δ at ``[privacy] epsilon``."""
+    from privopt import disclosure, f_information, guarantees, measures, persuasive
+
+    prior = spec.prior
+    out: dict[str, Any] = {
+        "information": {
+            "total_variation": f_information.total_variation_privacy(prior, matrix),
+            "chi_square": f_information.chi_square_information(prior, matrix),
+            "expected_pml": f_information.expected_pml(prior, matrix),
+            "min_entropy": disclosure.min_entropy(prior.secret_probs),
+            "singles_out": bool(disclosure.singles_out(prior, matrix)),
+        }
+    }
+    if spec.delta is not None:
+        tail: dict[str, Any] = {
+            "delta": spec.delta,
+            "pml_tail": measures.pml_tail_level(prior, matrix, spec.delta),
+            "eml": measures.eml_level(prior, matrix, spec.delta),
+        }
+        if spec.delta < 1:
+            tail["approximate_max_information"] = f_information.approximate_max_information(
+                prior, matrix, spec.delta
+            )
+        if prior.observation is None:  # probabilistic DP is about the mechanism's own rows
+            from privopt.validation import resolve_neighbors
+
+            rel = resolve_neighbors(prior, spec.neighbors)
+            tail["probabilistic_dp"] = persuasive.probabilistic_dp_level(
+                matrix, spec.delta, rel.restricted(np.flatnonzero(prior.secret_probs > 0))
+            )
+        out["tail"] = tail
+    priors = spec.options.get("priors")
+    if isinstance(priors, list) and spec.options.get("about", "secret") == "secret":
+        # the PML supremum over the convex hull of the listed priors (robust_pml's class)
+        out["information"]["robust_pml_hull"] = measures.robust_pml_hull_level(
+            prior, matrix, priors
+        )
+    if spec.epsilon is not None and math.isfinite(spec.epsilon):
+        out["least_delta"] = {
+            "epsilon": spec.epsilon,
+            "pml_tail": guarantees.pml_least_delta(prior, matrix, spec.epsilon),
+            "eml": guarantees.eml_least_delta(prior, matrix, spec.epsilon),
+        }
+    return out
+
+
+def _paper_audit_lines(out: dict) -> list[str]:
+    lines = ["", "information measures"]
+    for key, value in out["information"].items():
+        shown = ("yes" if value else "no") if isinstance(value, bool) else _fmt(value, 12)
+        lines.append(f"  {key:<28}{shown}")
+    if "tail" in out:
+        lines += ["", f"tail and event audits at δ = {_fmt(out['tail']['delta'], 6)} (nats)"]
+        lines += [f"  {k:<28}{_fmt(v, 12)}" for k, v in out["tail"].items() if k != "delta"]
+    if "least_delta" in out:
+        lines += ["", f"least δ at ε = {_fmt(out['least_delta']['epsilon'], 6)}"]
+        lines += [
+            f"  {k:<28}{_fmt(v, 12)}" for k, v in out["least_delta"].items() if k != "epsilon"
+        ]
+    return lines
 
 
 def _audit(spec: ProblemSpec, mechanism) -> dict:
@@ -1005,6 +1076,7 @@ def _audit(spec: ProblemSpec, mechanism) -> dict:
         if spec.notion is not None:
             out["notion"] = spec.notion
             out["epsilon"] = leakage.get(spec.notion)
+        out.update(_paper_audits(spec, matrix))
     return out
 
 
@@ -1108,6 +1180,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f"  {escape_text(u):<12}{_fmt(v, 12)}"
         for u, v in zip(out["outputs"], out["pml_per_output"], strict=True)
     ]
+    lines += _paper_audit_lines(out)
     if out["distortion"] is not None:
         lines += ["", f"distortion  E[d] = {_fmt(out['distortion'], 12)}"]
     if checks:
@@ -1252,6 +1325,7 @@ def cmd_notions(args: argparse.Namespace) -> int:
                 "convexity": notion.convexity,
                 "uses_neighbors": notion.uses_neighbors,
                 "source": notion.source,
+                "options": {o.name: o.description for o in notion.options},
             }
         )
     if args.json:
@@ -1260,6 +1334,12 @@ def cmd_notions(args: argparse.Namespace) -> int:
         for r in rows:
             alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
             print(f"{r['name']:<26}{r['convexity']:<18}{r['source']}{alias}")
+            for key, text in r["options"].items():
+                print(f"{'':<4}[privacy] {key}: {text}")
+        print(
+            "\nnot designable (non-convex; audited by privopt audit with delta): "
+            "pml_tail, eml, probabilistic_dp, persuasive_privacy"
+        )
     return 0
 
 
@@ -1571,8 +1651,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_json(payload)
         return code
 
+    def show_warning(message, category, *_args, **_kwargs) -> None:
+        # a library warning (e.g. robust_pml's hull note) is one line, not Python's format
+        _note(f"privopt: warning: {message}")
+
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", UserWarning)
+            warnings.showwarning = show_warning
+            return int(args.func(args))
     except InputError as exc:
         if args.debug:
             import traceback

@@ -75,7 +75,7 @@ def test_metric_from_csv_and_budget_mode(tmp_path, capsys):
     data = json.loads(out)
     want = po.design([0.4, 0.1, 0.2, 0.3], d, "metric_dp", max_distortion=0.5, metric=d)
     assert data["epsilon"] == pytest.approx(want.epsilon, abs=1e-6)
-    assert data["extra"]["constraint_pairs"] == 3
+    assert data["notes"]["constraint_pairs"] == 3
 
 
 def test_grid_prior_metric_distortion_and_spanner(tmp_path, capsys):
@@ -100,8 +100,8 @@ def test_grid_prior_metric_distortion_and_spanner(tmp_path, capsys):
         spanner=1.5,
     )
     assert data["distortion"] == pytest.approx(want.distortion, abs=1e-8)
-    assert data["extra"]["spanner_stretch"] == 1.5
-    assert data["extra"]["metric_level"] <= data["extra"]["guaranteed_metric_level"] + 1e-9
+    assert data["notes"]["spanner_stretch"] == 1.5
+    assert data["notes"]["metric_level"] <= data["notes"]["guaranteed_metric_level"] + 1e-9
 
 
 def test_prior_file_labels_and_counts(tmp_path):

@@ -105,7 +105,8 @@ def test_solvers_say_which_notions(capsys):
     assert main(["solvers", "--json"]) == 0
     rows = {r["name"]: r["notions"] for r in json.loads(capsys.readouterr().out)}
     assert set(rows["blahut-arimoto"]) == {"mutual_information"}
-    assert "joint" not in rows["blahut-arimoto"]["mutual_information"]
+    # joint priors too: the alternating scheme of [Calmon-Fawaz] Remark 2 (by request)
+    assert "joint" in rows["blahut-arimoto"]["mutual_information"]
     assert set(rows["symmetric"]) == {"dp", "identifiability", "mutual_information"}
     assert rows["symmetric"]["dp"] == ["database"]
     assert "mutual_information" not in rows["HIGHS"]  # an LP solver
@@ -121,8 +122,10 @@ def test_solvers_say_which_notions(capsys):
     with pytest.raises(po.InputError, match="symmetric"):
         po.design([0.4, 0.6], "hamming", "pml", epsilon=1.0, solver="symmetric")
     joint = po.JointPrior([[0.3, 0.1], [0.2, 0.4]])
-    with pytest.raises(po.InputError):
-        po.design(joint, "hamming", "mutual_information", epsilon=0.1, solver="blahut-arimoto")
+    res = po.design(joint, "hamming", "mutual_information", epsilon=0.1, solver="blahut-arimoto")
+    assert res.solver.name == "blahut-arimoto" and res.status == "optimal" and res.verified
+    with pytest.raises(po.InputError, match="blahut-arimoto"):  # ε = 0 is left to cvxpy
+        po.design(joint, "hamming", "mutual_information", epsilon=0.0, solver="blahut-arimoto")
 
 
 # --- packaging and messages ---------------------------------------------

@@ -349,6 +349,11 @@ class Notion:
                 )
         return out
 
+    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+        """Notes on a designed mechanism that the level alone does not tell (e.g. the hull
+        check of ``robust_pml``): ``{key: message or number}``, empty by default."""
+        return {}
+
     # --- certificates -----------------------------------------------------------------------
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:
         """The Lagrangian terms of :meth:`constraints` for the dual values ``duals`` (one per
@@ -391,27 +396,6 @@ class Notion:
         """
         return None
 
-    # --- results ----------------------------------------------------------------------------
-    def notes(self, prior, matrix, options: dict, epsilon: float | None) -> dict:
-        """Notes the notion adds to a result's ``extra`` (e.g. a guarantee that holds beyond
-        the level it measures); ``{}`` by default.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-        matrix : numpy.ndarray or None
-            The answer's mechanism.
-        options : dict
-            The validated notion options.
-        epsilon : float or None
-            The answer's level.
-
-        Returns
-        -------
-        dict
-        """
-        return {}
-
     def __repr__(self) -> str:
         return f"<notion {self.name} ({self.convexity})>"
 
@@ -446,6 +430,9 @@ def get_notion(name: str | Notion) -> Notion:
     try:
         return NOTIONS[str(name)]
     except KeyError:
+        from privopt.notions.nonconvex import refuse_non_convex
+
+        refuse_non_convex(str(name))  # a known guarantee that is not convex: say why
         raise InputError(
             f"unknown notion {name!r}; valid notions: {', '.join(notion_names())} "
             f"(aliases: {', '.join(sorted(set(NOTIONS) - set(notion_names())))})",

@@ -264,27 +264,27 @@ class MetricPrivacy(Notion):
             np.add.at(coef, pairs.right, -ratio * lam)
         return LagrangeTerms(coef, np.zeros(shape[1]))
 
-    def notes(self, prior, matrix: np.ndarray, options: dict, epsilon: float | None) -> dict:
-        """What a result states besides its level: the constraint pairs written and, with a
-        spanner, the guarantee on the full metric and the exact metric level."""
-        metric: Metric = options["metric"]
+    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+        """The constraint pairs written and, with a spanner, the guarantee on the full metric
+        (a message, hence a warning: the level holds on the spanner's edges) and the exact
+        metric level re-measured on every pair."""
+        metric: Metric = validate_metric(options.get("metric"), prior, "privacy.metric")
         support = np.flatnonzero(prior.secret_probs > 0)
-        pairs = constraint_pairs(options, support)
-        out: dict = {"metric": metric.kind, "constraint_pairs": pairs.n_pairs // 2}
-        stretch = options.get("spanner")
-        if stretch is not None and stretch > 1.0:
-            out["spanner_stretch"] = float(stretch)
+        spanner = options.get("spanner")
+        pairs = constraint_pairs({"metric": metric, "spanner": spanner}, support)
+        out: dict = {"constraint_pairs": pairs.n_pairs // 2}
+        if spanner is not None and spanner > 1.0:
+            out["spanner_stretch"] = float(spanner)
             out["spanner_edges"] = pairs.n_pairs // 2
-            out["guarantee"] = (
-                f"level ε on the edges of a {stretch:g}-spanner: the mechanism is "
-                f"(ε·{stretch:g})·d-private on the full metric "
-                "([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5)"
+            out["guaranteed_metric_level"] = float(level) * float(spanner)
+            channel = prior.induced_channel(np.asarray(mechanism, dtype=float))
+            full = np.zeros_like(channel)
+            full[support] = channel[support]
+            out["metric_level"] = pair_level(full, metric.pairs_on(support), support)
+            out["spanner_guarantee"] = (
+                f"metric_dp with spanner = {spanner:g}: the level {level:.6g} holds on the "
+                f"spanner's edges; on the full metric the mechanism is "
+                f"({level:.6g}·{spanner:g})·d-private (measured: "
+                f"{out['metric_level']:.6g}) ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5)"
             )
-            if epsilon is not None:
-                out["guaranteed_metric_level"] = float(epsilon) * float(stretch)
-            if matrix is not None:
-                channel = prior.induced_channel(np.asarray(matrix, dtype=float))
-                full = np.zeros_like(channel)
-                full[support] = channel[support]
-                out["metric_level"] = pair_level(full, metric.pairs_on(support), support)
         return out

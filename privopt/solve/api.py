@@ -3,6 +3,7 @@ program) and :func:`sweep` (a privacy–distortion curve)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 from privopt.errors import InfeasibleError, InputError, PrivoptError
@@ -47,7 +48,7 @@ def _solve(
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
-    return solve_request(
+    result = solve_request(
         request,
         chain,
         tol=tol,
@@ -56,6 +57,24 @@ def _solve(
         on_progress=on_progress,
         cache=cache,
     )
+    _attach_notes(request, result)
+    return result
+
+
+def _attach_notes(request, result: DesignResult) -> None:
+    """Copy the request's notes and the notion's notes on the answer into ``result.extra``;
+    a note that weakens the guarantee is also a warning."""
+    result.extra.update(dict(request.notes))
+    if result.mechanism is None or request.mode is None:
+        return
+    level = request.epsilon if request.mode == "epsilon" else result.epsilon
+    notes = request.notion.result_notes(
+        request.prior, result.mechanism.matrix, float(level), **request.options
+    )
+    for value in notes.values():
+        if isinstance(value, str):
+            warnings.warn(value, UserWarning, stacklevel=4)
+    result.extra.update(notes)
 
 
 def design(
@@ -407,6 +426,7 @@ def sweep_points(
     """
     records: list[dict] = []
     results: list[DesignResult | None] = []
+    noted: list[tuple[float, str]] = []
     warm = None
     iterator = progress(points) if progress is not None else points
     for index, value in enumerate(iterator):
@@ -459,6 +479,11 @@ def sweep_points(
             records.append(record)
             results.append(None)
             continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _attach_notes(point, result)
+        if caught:
+            noted.append((value, str(caught[0].message)))
         if result.warm_state is not None:
             warm = result.warm_state
         solve_time = result.solver.solve_time_s if result.solver is not None else None
@@ -481,4 +506,11 @@ def sweep_points(
             record["message"] = result.message
         records.append(record)
         results.append(result)
+    if noted:  # one warning for the sweep; each point's result.extra holds its own note
+        first, message = noted[0]
+        warnings.warn(
+            f"{len(noted)} point(s) of the sweep, the first at {mode} = {first:g}: {message}",
+            UserWarning,
+            stacklevel=3,
+        )
     return records, results

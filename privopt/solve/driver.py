@@ -610,14 +610,6 @@ def _result(
         objective=outcome.answer.objective if outcome.answer is not None else None,
         structured_mechanism=checked.structured if checked else None,
         closed_form=list(outcome.closed_form),
-        extra=request.notion.notes(
-            request.prior,
-            mechanism.matrix if mechanism is not None else None,
-            dict(request.options),
-            checked.level if checked else None,
-        )
-        if checked
-        else {},
         warm_state=run.warm or None,
     )
 

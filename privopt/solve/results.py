@@ -389,8 +389,8 @@ class DesignResult:
             out["line_search"] = self.line_search.to_dict()
         out["closed_form"] = [check.to_dict() for check in self.closed_form]
         if self.extra:
-            out["extra"] = {
-                k: json_number(v) if isinstance(v, float) else v for k, v in self.extra.items()
+            out["notes"] = {
+                k: (v if isinstance(v, str) else json_number(v)) for k, v in self.extra.items()
             }
         if self.unit != "nats":
             out["unit"] = self.unit
