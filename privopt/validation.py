@@ -29,6 +29,7 @@ from privopt.model import (
     as_prior,
     hamming_neighbors,
 )
+from privopt.resources import format_bytes, max_memory
 
 __all__ = [
     "MODES",
@@ -252,6 +253,14 @@ def as_distortion(distortion, prior, field: str = "distortion") -> Distortion:
         if distortion == "hamming" and prior.is_database:
             d = Distortion.database_hamming(prior.m, prior.n)
         elif distortion in DISTORTION_NAMES:
+            need = 8.0 * float(prior.n_inputs) ** 2
+            if need > max_memory():
+                raise InputError(
+                    f"a dense {distortion} distortion on {prior.n_inputs} symbols needs "
+                    f"{format_bytes(need)}, above the memory bound of {format_bytes(max_memory())}"
+                    " (PRIVOPT_MAX_MEMORY); use fewer symbols",
+                    field,
+                )
             d = getattr(Distortion, distortion)(prior.n_inputs)
         else:
             raise InputError(

@@ -9,6 +9,7 @@ from privopt.errors import InputError, PrivoptError
 from privopt.methods.base import Deadline, ProgressEvent
 from privopt.methods.cvxpy_program import PrivacyProblem
 from privopt.request import prepare_request
+from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
@@ -38,11 +39,12 @@ def _solve(
     on_progress,
     solver_options,
     program: PrivacyProblem | None = None,
+    max_memory=None,
 ) -> DesignResult:
     """Check the run's settings, choose the methods and hand the request to the driver."""
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
-    chain = choose_methods(request, solver)
+    chain = choose_methods(request, solver, max_memory_bytes=memory_bound(max_memory))
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
@@ -73,6 +75,7 @@ def design(
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
+    max_memory: float | str | None = None,
     **options,
 ) -> DesignResult:
     """Design the optimal mechanism for one request, re-measured and certified.
@@ -115,6 +118,10 @@ def design(
     solver_options : dict, optional
         ``{method name: {option: value}}`` handed to the methods (e.g. ``{"SCS": {"eps":
         1e-9}}``).
+    max_memory : float or str, optional
+        Memory bound in bytes (or ``"8G"``, ``"inf"``); methods estimated to need more are
+        not tried, and a request none fits is an :class:`~privopt.InputError` naming its size
+        (:mod:`privopt.resources`). Default: ``PRIVOPT_MAX_MEMORY`` or 4 GiB.
     **options
         The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
 
@@ -145,7 +152,14 @@ def design(
         **options,
     )
     return _solve(
-        request, solver, tol, time_limit, raise_on_infeasible, on_progress, solver_options
+        request,
+        solver,
+        tol,
+        time_limit,
+        raise_on_infeasible,
+        on_progress,
+        solver_options,
+        max_memory=max_memory,
     )
 
 
@@ -159,6 +173,7 @@ def solve_problem(
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
     warm_start: bool = False,
+    max_memory: float | str | None = None,
 ) -> DesignResult:
     """Solve a built :class:`~privopt.methods.cvxpy_program.PrivacyProblem`, with any
     constraints added to it, through the same driver as :func:`design`.
@@ -169,7 +184,7 @@ def solve_problem(
         From :func:`privopt.build_problem`.
     solver : str or sequence of str, optional
         As in :func:`design`. With added constraints only the cvxpy methods apply.
-    tol, raise_on_infeasible, time_limit, on_progress, solver_options
+    tol, raise_on_infeasible, time_limit, on_progress, solver_options, max_memory
         As in :func:`design`.
     warm_start : bool
         Accepted for compatibility; the program is always re-solved warm when it can be.
@@ -184,7 +199,15 @@ def solve_problem(
             "problem",
         )
     return _solve(
-        pp.request, solver, tol, time_limit, raise_on_infeasible, on_progress, solver_options, pp
+        pp.request,
+        solver,
+        tol,
+        time_limit,
+        raise_on_infeasible,
+        on_progress,
+        solver_options,
+        pp,
+        max_memory=max_memory,
     )
 
 
@@ -204,6 +227,7 @@ def sweep(
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
+    max_memory: float | str | None = None,
     **options,
 ) -> Curve:
     """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
@@ -229,7 +253,7 @@ def sweep(
         ``time_limit``.
     on_progress : callable, optional
         Receives :class:`~privopt.methods.ProgressEvent` objects.
-    solver_options : dict, optional
+    solver_options, max_memory
         As in :func:`design`.
     **options
         The notion's own options.
@@ -274,7 +298,7 @@ def sweep(
         **{mode: first_ok},
         **options,
     )
-    chain = choose_methods(request, solver, sweep=True)
+    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory))
     deadline = Deadline(time_limit)
     cache = _options_cache(solver_options)
     records: list[dict] = []
