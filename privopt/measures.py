@@ -25,7 +25,7 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
 from privopt.model._validate import as_pmf
-from privopt.validation import default_neighbors, resolve_neighbors
+from privopt.validation import as_distortion, check_number, default_neighbors, resolve_neighbors
 
 __all__ = [
     "NATS_PER_BIT",
@@ -220,8 +220,8 @@ def _tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> flo
 
 
 def _check_delta(delta: float, field: str = "delta") -> float:
-    delta = float(delta)
-    if not (0.0 <= delta <= 1.0) or np.isnan(delta):
+    delta = check_number(delta, field)
+    if not (0.0 <= delta <= 1.0):
         raise InputError(f"must lie in [0, 1], got {delta}", field)
     return delta
 
@@ -469,8 +469,7 @@ def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -
     """``E[d(Y,U)] = Σ_{y,u} p(y) p(u|y) d(y,u)`` ([002] eq. 15; [004] eq. 14)."""
     prior = as_prior(prior)
     W = as_matrix(mechanism)
-    if not isinstance(distortion, Distortion):
-        distortion = Distortion.from_matrix(distortion)
+    distortion = as_distortion(distortion, prior)
     if distortion.shape != W.shape:
         raise InputError(
             f"the distortion has shape {distortion.shape} but the mechanism has shape "

@@ -241,11 +241,12 @@ def check_database_size(m: int, n: int, field: str = "prior.database.n") -> None
     ------
     InputError
     """
-    bits = n * math.log2(m)
+    bits = n * math.log2(m) if n <= MAX_DATABASE_BITS else math.inf
     if bits > MAX_DATABASE_BITS:
         largest = int(MAX_DATABASE_BITS // math.log2(m))
         raise InputError(
-            f"m**n = {m}**{n} databases (about 2**{bits:.4g}) are more than any method can "
+            f"m**n = {m}**{n if n < 10**12 else f'(an n of {n.bit_length()} bits)'} databases "
+            "are more than any method can "
             f"represent (at most 2**{MAX_DATABASE_BITS}); with m = {m} use n <= {largest}",
             field,
         )

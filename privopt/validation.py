@@ -43,6 +43,8 @@ __all__ = [
     "check_mode",
     "check_tolerance",
     "check_time_limit",
+    "check_flag",
+    "check_callable",
     "check_prior",
     "default_neighbors",
     "resolve_neighbors",
@@ -165,6 +167,22 @@ def check_time_limit(value, field: str = "solver.time_limit") -> float | None:
         return None
     seconds = check_number(value, field, allow_inf=True, strict=True)
     return None if math.isinf(seconds) else seconds
+
+
+def check_flag(value, field: str) -> bool:
+    """A true/false setting (``bool`` or numpy bool; not a string such as ``"no"``)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"expected True or False, got {type(value).__name__} {value!r}", field)
+    return bool(value)
+
+
+def check_callable(value, field: str):
+    """``None`` or a callable (a progress callback)."""
+    if value is not None and not callable(value):
+        raise InputError(
+            f"expected a function (or None), got {type(value).__name__} {value!r}", field
+        )
+    return value
 
 
 def check_prior(prior) -> Prior | JointPrior | DatabasePrior:
@@ -297,7 +315,17 @@ def check_extra_distortions(
     list of (Distortion, float)
     """
     out = []
-    for i, item in enumerate(extras or ()):
+    if extras is None:
+        extras = ()
+    try:
+        if isinstance(extras, (str, bytes)):
+            raise TypeError
+        items = list(extras)
+    except TypeError:
+        raise InputError(
+            f"expected a list of pairs (distortion, budget), got {type(extras).__name__}", field
+        ) from None
+    for i, item in enumerate(items):
         try:
             extra, budget = item
         except (TypeError, ValueError):

@@ -14,7 +14,14 @@ from privopt.solve.driver import solve_request
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
 from privopt.status import Status
-from privopt.validation import check_budget, check_level, check_time_limit, check_tolerance
+from privopt.validation import (
+    check_budget,
+    check_callable,
+    check_flag,
+    check_level,
+    check_time_limit,
+    check_tolerance,
+)
 
 __all__ = ["design", "solve_problem", "sweep"]
 
@@ -27,6 +34,13 @@ def _options_cache(solver_options: dict | None) -> dict:
         return {}
     if not isinstance(solver_options, dict):
         raise InputError("expected a dict {method name: {option: value}}", "solver_options")
+    for name, opts in solver_options.items():
+        if not isinstance(opts, dict):
+            raise InputError(
+                f"the options of {name!r} must be a dict {{option: value}}, got "
+                f"{type(opts).__name__} {opts!r}",
+                "solver_options",
+            )
     return {("options", str(name)): dict(opts) for name, opts in solver_options.items()}
 
 
@@ -44,6 +58,8 @@ def _solve(
     """Check the run's settings, choose the methods and hand the request to the driver."""
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
+    raise_on_infeasible = check_flag(raise_on_infeasible, "raise_on_infeasible")
+    on_progress = check_callable(on_progress, "on_progress")
     chain = choose_methods(request, solver, max_memory_bytes=memory_bound(max_memory))
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
@@ -288,6 +304,8 @@ def sweep(
         raise points[0]
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
+    on_progress = check_callable(on_progress, "on_progress")
+    progress = check_callable(progress, "progress")
     request = prepare_request(
         prior,
         distortion,

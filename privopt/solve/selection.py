@@ -141,7 +141,14 @@ def choose_methods(
         if not chain:
             raise _no_method(request, limit)
         return chain
-    names = [solver] if isinstance(solver, str) else list(solver)
+    try:
+        names = [solver] if isinstance(solver, str) else list(solver)
+    except TypeError:
+        raise InputError(
+            f"expected a method name or a list of names, got {type(solver).__name__} "
+            f"{solver!r}; privopt solvers lists them",
+            "solver.name",
+        ) from None
     if not names:
         raise InputError("an empty list of solvers: give at least one name", "solver.name")
     chain = []
