@@ -412,3 +412,19 @@ def test_verified_levels_stay_within_the_stated_tolerance():
     for eps in (0.0, 1e-9, 1.0, 20.0):
         res = po.design(P3, "absolute", "ldp", epsilon=eps)
         assert res.verified and res.epsilon <= eps + level_tolerance(eps)
+
+
+def test_a_memory_error_the_estimate_missed_is_a_plain_message(monkeypatch, capsys):
+    import privopt.cli as cli
+
+    def exhausted(args):
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "cmd_solve", exhausted)
+    parser_default = cli.build_parser().parse_args(["solve"]).func
+    assert parser_default is exhausted
+    code = main(["solve", "--json"])
+    captured = capsys.readouterr()
+    assert code == 3 and "Traceback" not in captured.err
+    assert "PRIVOPT_MAX_MEMORY" in captured.err
+    assert json.loads(captured.out)["error"] == "memory"
