@@ -31,7 +31,6 @@ import numpy as np
 import pytest
 
 import privopt as po
-from privopt import measures
 from privopt.errors import SolverError
 from privopt.notions import get_notion, notion_names
 
