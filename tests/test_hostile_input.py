@@ -428,3 +428,50 @@ def test_a_memory_error_the_estimate_missed_is_a_plain_message(monkeypatch, caps
     assert code == 3 and "Traceback" not in captured.err
     assert "PRIVOPT_MAX_MEMORY" in captured.err
     assert json.loads(captured.out)["error"] == "memory"
+
+
+# found by tests/test_fuzz_optimality.py: every LP solver missed D* = h(ε) here (off by up
+# to 1e-2, or contradicting the closed form until no method was left)
+FUZZ_IDENTIFIABILITY = [
+    (
+        20.0,
+        [
+            0.33862967604728583,
+            6.879579642825664e-05,
+            0.3159758485194869,
+            0.03279430248776127,
+            0.00613418124330451,
+            5.604700325912237e-08,
+            0.0010299996048923263,
+            0.23850034696279118,
+            0.06686679329104638,
+        ],
+    ),
+    (
+        14.0,
+        [
+            0.06331687950493378,
+            0.14246552731370757,
+            0.09996251901229743,
+            6.211212336443213e-05,
+            0.030711464730695918,
+            0.10369656701269807,
+            0.17227223006243209,
+            0.022727163083574174,
+            0.12976122906139614,
+            0.23502430809490038,
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("eps, p", FUZZ_IDENTIFIABILITY)
+def test_identifiability_at_large_levels_is_the_closed_form(eps, p):
+    p = np.array(p) / np.sum(p)
+    k = p.size
+    res = po.design(p, "hamming", "identifiability", epsilon=eps)
+    assert res.status == "optimal"
+    h = 1.0 / (1.0 + math.exp(eps) / (k - 1))  # Wang, Ying & Zhang (2016), eq. (36), n = 1
+    assert res.distortion == pytest.approx(h, rel=1e-6)
+    assert res.epsilon <= eps + level_tolerance(eps)
+    assert res.distortion <= mixture_distortion(p, 1 - np.eye(k), "identifiability", eps) + 1e-12
