@@ -65,7 +65,7 @@ def plain_pd_dp(p: np.ndarray, m: int, n: int, eps: float, solver: str = "CLARAB
 
 
 def plain_pd_i(p: np.ndarray, m: int, n: int, eps: float, solver: str = "CLARABEL"):
-    """Wang et al. PD-I as an LP in the mechanism (spec §2.8), vectorised plain cvxpy."""
+    """Wang et al. PD-I as an LP in the mechanism, vectorised plain cvxpy."""
     t0 = time.perf_counter()
     N = m**n
     d = Distortion.database_hamming(m, n).matrix

@@ -1029,6 +1029,46 @@ def _pml_checks(view: _HammingView, ans: _Answer) -> list[ClosedFormCheck]:
     ]
 
 
+def _lip_checks(view: _HammingView, ans: _Answer) -> list[ClosedFormCheck]:
+    if view.n != 1 or not view.readable or not view.uniform:
+        return []
+    k = view.m
+    source = (
+        f"{_CF}, Def. 6 (LIP: e^−ε ≤ p(x|u)/p(x) ≤ e^ε); P(U = X) ≤ E max_x p(x|u) and the "
+        "symmetric channel attains the largest admissible posterior (derived in "
+        "privopt.closed_forms.lip_uniform_hamming_distortion)"
+    )
+    cond = f"uniform prior on k = {k} symbols, Hamming distortion"
+    if ans.eps_mode:
+        return [
+            _compare(
+                "lip_uniform_hamming",
+                "D*(ε) = max(1 − e^ε/k, (k−1) e^−ε/k)",
+                source,
+                "equal",
+                cond + f"; ε = {_fmt(ans.requested)}",
+                cf.lip_uniform_hamming_distortion(ans.requested, k),
+                ans.value,
+                ans.tol,
+            )
+        ]
+    level = cf.lip_uniform_hamming_level(ans.requested, k)
+    if not math.isfinite(level):
+        return []
+    return [
+        _compare(
+            "lip_uniform_hamming_level",
+            "ε*(D) = max(0, ln(k(1 − D)), ln((k−1)/(kD)))",
+            source,
+            "equal",
+            cond + f"; D = {_fmt(ans.requested)}",
+            level,
+            ans.value,
+            ans.tol,
+        )
+    ]
+
+
 def _maximal_leakage_checks(view: _HammingView, ans: _Answer) -> list[ClosedFormCheck]:
     if view.n != 1 or not view.readable:
         return []
@@ -1252,6 +1292,7 @@ def _view_checks(view: _HammingView, notion: str, neighbors, ans: _Answer):
         "dp": lambda: _dp_checks(view, ans, "dp") if _relation_is_wang(view, neighbors) else [],
         "ldp": lambda: _dp_checks(view, ans, "ldp") if view.n == 1 else [],
         "pml": lambda: _pml_checks(view, ans),
+        "information_privacy": lambda: _lip_checks(view, ans),
         "maximal_leakage": lambda: _maximal_leakage_checks(view, ans),
         "mutual_information": lambda: _mutual_information_checks(
             view,

@@ -41,6 +41,8 @@ __all__ = [
     "krr_distortion",
     "pml_uniform_hamming_distortion",
     "pml_uniform_hamming_level",
+    "lip_uniform_hamming_distortion",
+    "lip_uniform_hamming_level",
     "maximal_leakage_hamming_distortion",
     "maximal_leakage_hamming_level",
 ]
@@ -502,6 +504,62 @@ def pml_uniform_hamming_level(D: float, k: int) -> float:
     k = as_positive_int(k, "k", minimum=2)
     D = _check_budget(D)
     return float(max(0.0, np.log(k) + np.log1p(-D))) if D < 1 else 0.0
+
+
+def lip_uniform_hamming_distortion(eps: float, k: int) -> float:
+    """Least Hamming distortion of an ε-LIP mechanism on a uniform prior over ``k`` symbols.
+
+    ``D* = max(1 − e^ε/k, (k−1) e^{−ε}/k)``. Derived here from the definition of local
+    information privacy ([Calmon-Fawaz] Def. 6: ``e^{−ε} ≤ p(x|u)/p(x) ≤ e^ε``). Lower bound:
+    ``P(U = X) = Σ_u p(u) p(X = u | u) ≤ max_x p(x|u)``, and every posterior entry is at most
+    ``e^ε/k`` and, since the others are at least ``e^{−ε}/k``, at most
+    ``1 − (k−1) e^{−ε}/k``. Attained by the symmetric channel ``W = (a − b)I + bJ`` with
+    ``a = min(e^ε/k, 1 − (k−1) e^{−ε}/k)``, ``b = (1 − a)/(k − 1)``: it is doubly stochastic,
+    so its posteriors are its columns, and ``e^{−ε}/k ≤ b ≤ a ≤ e^ε/k``.
+
+    Parameters
+    ----------
+    eps : float
+        LIP level ``ε ≥ 0``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``D*`` in ``(0, (k−1)/k]``.
+    """
+    eps, k = _check_eps(eps), as_positive_int(k, "k", minimum=2)
+    if np.isinf(eps):
+        return 0.0
+    return float(max(-np.expm1(eps - np.log(k)), (k - 1) * np.exp(-eps) / k))
+
+
+def lip_uniform_hamming_level(D: float, k: int) -> float:
+    """Least ε-LIP level within Hamming distortion ``D`` on a uniform prior over ``k`` symbols.
+
+    The inverse of :func:`lip_uniform_hamming_distortion`:
+    ``ε* = max(0, ln(k(1 − D)), ln((k−1)/(kD)))``; ``D = 0`` needs ``ε = ∞`` (only the
+    identity has distortion 0, and its posteriors vanish off the diagonal).
+
+    Parameters
+    ----------
+    D : float
+        Distortion budget, ``D ≥ 0``.
+    k : int
+        Alphabet size, ``k ≥ 2``.
+
+    Returns
+    -------
+    float
+        ``ε*`` in ``[0, ∞]``.
+    """
+    k = as_positive_int(k, "k", minimum=2)
+    D = _check_budget(D)
+    if D == 0:
+        return float(np.inf)
+    upper = np.log(k) + np.log1p(-D) if D < 1 else -np.inf
+    return float(max(0.0, upper, np.log((k - 1) / (k * D))))
 
 
 def _check_budget(D) -> float:

@@ -1,13 +1,13 @@
 """Leakage measures of a fixed mechanism under a fixed prior (numpy only, no solver).
 
-Every measure is in **nats** (pass ``unit="bits"`` for bits) and cites its row of the spec's
-notion table (spec/math.md §1) and the paper's equation. Arguments are ``(prior, mechanism)``:
+Every measure is in **nats** (pass ``unit="bits"`` for bits) and cites the paper and equation that
+define it (see docs/bibliography.md). Arguments are ``(prior, mechanism)``:
 ``prior`` is a :class:`~privopt.model.Prior`, :class:`~privopt.model.JointPrior`,
 :class:`~privopt.model.DatabasePrior` or a plain pmf; ``mechanism`` is a
 :class:`~privopt.model.Mechanism` or a row-stochastic array ``W[y, u] = p(u|y)``.
 
 For a joint prior every measure is taken on the channel the adversary sees,
-``p(u|s) = Σ_y p(y|s) p(u|y)`` ([002] eq. 16).
+``p(u|s) = Σ_y p(y|s) p(u|y)`` ([Calmon-Fawaz] eq. 16).
 
 Supports: secrets with ``p(x) = 0`` are left out, and so are outputs no secret of the
 support emits (``p(u|x) = 0`` for every such ``x``); an output emitted only by secrets of
@@ -135,7 +135,7 @@ def _xlogy_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def mutual_information(prior, mechanism) -> float:
     """Average information leakage ``I(S;U) = Σ p(s) p(u|s) ln(p(u|s)/p(u))``.
 
-    Spec §1 rows 1 and 13; [002] Def. 3 and eq. (14); [004] Def. 4.
+    [Calmon-Fawaz] Def. 3 and eq. (14); [Wang-Ying-Zhang] Def. 4.
     """
     st = _Setting(prior, mechanism)
     terms = np.zeros(st.ch.shape)
@@ -148,7 +148,7 @@ def mutual_information(prior, mechanism) -> float:
 def information_leakage_per_output(prior, mechanism) -> np.ndarray:
     """``H(S) − H(S|U=u)`` for every output ``u`` (nan where ``p(u) = 0``).
 
-    Spec §1 row 2 and §1.1; [002] Def. 4 and eq. (4). A single term can be negative.
+    [Calmon-Fawaz] Def. 4 and eq. (4). A single term can be negative.
     """
     st = _Setting(prior, mechanism)
     h_s = -float(np.sum(_xlogy_ratio(st.ps, np.ones_like(st.ps))))
@@ -164,7 +164,8 @@ def information_leakage_per_output(prior, mechanism) -> np.ndarray:
 def max_information_leakage(prior, mechanism) -> float:
     """Maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)``.
 
-    Spec §1 row 2; [002] Def. 4 (restricted to ``p(u) > 0``, spec §6 erratum to eq. (4)).
+    [Calmon-Fawaz] Def. 4 (restricted to ``p(u) > 0``: eq. (4) as printed also sums over outputs
+    that never occur).
     """
     return float(np.nanmax(information_leakage_per_output(prior, mechanism)))
 
@@ -174,27 +175,28 @@ def max_information_leakage(prior, mechanism) -> float:
 def pml_per_output(prior, mechanism) -> np.ndarray:
     """PML ``ℓ(X→u) = ln max_{x∈supp p} p(u|x)/p(u)`` for every output.
 
-    Spec §1 row 4; [003] Def. 1 / Thm 1; [000] Def. 2.3. Outputs with ``p(u) = 0`` get 0,
-    following [000] footnote 5 (``P_{X|U=u} := P_X``).
+    [Saeidian-PML] Def. 1 / Thm 1; [Saeidian-Rethinking] Def. 2.3. Outputs with ``p(u) = 0`` get 0,
+    following [Saeidian-Rethinking] footnote 5 (``P_{X|U=u} := P_X``).
     """
     st = _Setting(prior, mechanism)
     out = np.zeros(st.p_u.size)
     out[st.u_mask] = st.log_ratio_to_pu(st.ch.max(axis=0))
-    return np.maximum(out, 0.0)  # ℓ ≥ 0 ([003] Lemma 1); clears −1e-17 rounding
+    return np.maximum(out, 0.0)  # ℓ ≥ 0 ([Saeidian-PML] Lemma 1); clears −1e-17 rounding
 
 
 @_with_unit
 def pml_level(prior, mechanism) -> float:
     """The ε-PML level ``max_u ℓ(X→u)`` (= max-information ``I_∞(X;U)``).
 
-    Spec §1 row 4; [003] Def. 4 and Thm 1.
+    [Saeidian-PML] Def. 4 and Thm 1.
     """
     return float(np.max(pml_per_output(prior, mechanism)))
 
 
 @_with_unit
 def epsilon_max(prior) -> float:
-    """``ε_max = −ln min_{x∈supp p} p(x)``, the largest possible PML ([003] Lemma 1 / Lemma 2)."""
+    """``ε_max = −ln min_{x∈supp p} p(x)``, the largest possible PML ([Saeidian-PML] Lemma 1 /
+    Lemma 2)."""
     p = as_prior(prior).secret_probs
     return float(-np.log(p[p > 0].min()))
 
@@ -230,7 +232,7 @@ def _check_delta(delta: float, field: str = "delta") -> float:
 def pml_tail_level(prior, mechanism, delta: float) -> float:
     """The (ε,δ)-PML level: the least ε with ``P_{U}[ℓ(X→U) ≤ ε] ≥ 1 − δ``.
 
-    Spec §1 row 5; [003] Def. 5. Evaluated by sorting the outputs by leakage.
+    [Saeidian-PML] Def. 5. Evaluated by sorting the outputs by leakage.
     """
     delta = _check_delta(delta)
     st = _Setting(prior, mechanism)
@@ -240,11 +242,11 @@ def pml_tail_level(prior, mechanism, delta: float) -> float:
 
 @_with_unit
 def eml_level(prior, mechanism, delta: float) -> float:
-    """The (ε,δ)-EML level ``ln max_x h_x(δ)`` ([003] Thm 3, Remark 9, eq. (19)).
+    """The (ε,δ)-EML level ``ln max_x h_x(δ)`` ([Saeidian-PML] Thm 3, Remark 9, eq. (19)).
 
-    ``h_x(δ)`` is a fractional knapsack (spec §2.13): outputs in decreasing order of
+    ``h_x(δ)`` is a fractional knapsack: outputs in decreasing order of
     ``p(u|x)/p(u)`` until their mass is exactly δ, the last one fractionally. δ = 0 is the
-    PML level (the limit of (19), spec §3.12); δ = 1 gives 0.
+    PML level (the limit of (19)); δ = 1 gives 0.
     """
     delta = _check_delta(delta)
     st = _Setting(prior, mechanism)
@@ -271,7 +273,7 @@ def eml_level(prior, mechanism, delta: float) -> float:
 
 @_with_unit
 def maximal_leakage(prior, mechanism) -> float:
-    """Maximal leakage ``L = ln Σ_u max_{x∈supp p} p(u|x)`` ([003] eq. (1), Def. 6; spec §1 row 6).
+    """Maximal leakage ``L = ln Σ_u max_{x∈supp p} p(u|x)`` ([Saeidian-PML] eq. (1), Def. 6).
 
     Depends on the prior only through its support.
     """
@@ -295,7 +297,7 @@ def _column_ratio_level(ch: np.ndarray) -> float:
 def ldp_level(prior, mechanism) -> float:
     """Local DP level ``ln max_{u, x, x'} p(u|x)/p(u|x')`` over ``x, x' ∈ supp p``, ``p(u) > 0``.
 
-    Spec §1 row 8; [003] Def. 14. Equals :func:`leakage_capacity` for a full-support prior.
+    [Saeidian-PML] Def. 14. Equals :func:`leakage_capacity` for a full-support prior.
     """
     st = _Setting(prior, mechanism)
     return _column_ratio_level(st.ch)
@@ -305,7 +307,8 @@ def ldp_level(prior, mechanism) -> float:
 def leakage_capacity(mechanism) -> float:
     """Leakage capacity ``C(W) = ln sup_u max_{x,x'} W[x,u]/W[x',u]`` (prior-free).
 
-    Spec §1 rows 14–15; [000] Def. 2.7, Thm 2.8 (also free-lunch privacy, [000] Def. 4.4).
+    [Saeidian-Rethinking] Def. 2.7, Thm 2.8 (also free-lunch privacy, [Saeidian-Rethinking] Def.
+    4.4).
     """
     return _column_ratio_level(as_matrix(mechanism))
 
@@ -384,11 +387,12 @@ def _full_rows(st: _Setting) -> np.ndarray:
 
 @_with_unit
 def dp_level(prior, mechanism, neighbors: NeighborRelation | str | None = None) -> float:
-    """DP level ``ln max_{x~x', u} p(u|x)/p(u|x')`` ([004] Def. 3; [002] Def. 5; spec §1 row 12).
+    """DP level ``ln max_{x~x', u} p(u|x)/p(u|x')`` ([Wang-Ying-Zhang] Def. 3; [Calmon-Fawaz] Def.
+    5).
 
     ``neighbors`` defaults to Hamming neighbours on a database prior and all pairs otherwise.
-    Secrets outside ``supp p`` and outputs with ``p(u) = 0`` are left out (spec
-    problem-format, supports).
+    Secrets outside ``supp p`` and outputs with ``p(u) = 0`` are left out (see the
+    support conventions in the module docstring).
     """
     st = _Setting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
@@ -400,9 +404,9 @@ def dp_level(prior, mechanism, neighbors: NeighborRelation | str | None = None) 
 def identifiability_level(
     prior, mechanism, neighbors: NeighborRelation | str | None = None
 ) -> float:
-    """Identifiability level ``ln max_{x~x', u} p(x|u)/p(x'|u)`` ([004] Def. 2; spec §1 row 11).
+    """Identifiability level ``ln max_{x~x', u} p(x|u)/p(x'|u)`` ([Wang-Ying-Zhang] Def. 2).
 
-    Equivalently ``p(x) p(u|x) ≤ e^ε p(x') p(u|x')`` (spec §2.8).
+    Equivalently ``p(x) p(u|x) ≤ e^ε p(x') p(u|x')``.
     """
     st = _Setting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
@@ -449,7 +453,8 @@ def least_identifiability_level(prior, neighbors: NeighborRelation | str | None 
 
 @_with_unit
 def ldi_level(prior, mechanism) -> float:
-    """Local differential identifiability: identifiability over all pairs ([003] Def. 16)."""
+    """Local differential identifiability: identifiability over all pairs ([Saeidian-PML] Def.
+    16)."""
     return identifiability_level(prior, mechanism, neighbors="all")
 
 
@@ -457,7 +462,7 @@ def ldi_level(prior, mechanism) -> float:
 def information_privacy_level(prior, mechanism) -> float:
     """Information privacy / LIP level ``max_{s, u} |ln p(u|s)/p(u)|`` over both supports.
 
-    Spec §1 rows 3 and 9; [002] Def. 6; [003] Def. 15.
+    [Calmon-Fawaz] Def. 6; [Saeidian-PML] Def. 15.
     """
     st = _Setting(prior, mechanism)
     if st.ch.size == 0:
@@ -466,7 +471,8 @@ def information_privacy_level(prior, mechanism) -> float:
 
 
 def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -> float:
-    """``E[d(Y,U)] = Σ_{y,u} p(y) p(u|y) d(y,u)`` ([002] eq. 15; [004] eq. 14)."""
+    """``E[d(Y,U)] = Σ_{y,u} p(y) p(u|y) d(y,u)`` ([Calmon-Fawaz] eq. 15; [Wang-Ying-Zhang] eq.
+    14)."""
     prior = as_prior(prior)
     W = as_matrix(mechanism)
     distortion = as_distortion(distortion, prior)
@@ -483,7 +489,7 @@ def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -
 def conditional_pml(joint_xz, channel) -> np.ndarray:
     """Conditional PML ``ℓ(X→y|z) = ln max_{x∈supp P_{X|Z=z}} P(y|x,z)/P(y|z)``.
 
-    Spec §1 row 16; [003] Def. 3; [000] Def. 2.5.
+    [Saeidian-PML] Def. 3; [Saeidian-Rethinking] Def. 2.5.
 
     Parameters
     ----------
@@ -513,7 +519,7 @@ def conditional_pml(joint_xz, channel) -> np.ndarray:
     return out
 
 
-# --- persuasive privacy with the log score ([001]) -------------------------------------------
+# --- persuasive privacy with the log score ([Bon-Persuasive]) -------------------------------------
 def _pp_information_densities(W: np.ndarray, priors: Sequence):
     """Yield ``(x, i_Q(x;·) on supp W[x], W[x] on that support)`` for each Q and x ∈ supp Q."""
     for q in priors:
@@ -532,8 +538,8 @@ def persuasive_privacy_delta(mechanism, priors: Sequence, kappa: float) -> float
     """Least δ for which ``(L, 𝒬, κ, δ)``-persuasive privacy holds with the log score.
 
     ``δ = sup_{Q∈𝒬} sup_{x∈supp Q} P_{T∼W[x,·]}[i_Q(x;T) > κ]`` with
-    ``i_Q(x;t) = ln W[x,t]/Σ_x' Q(x')W[x',t]`` ([001] Def. 3, App. A with the sign of Def. 9
-    corrected, spec §1 row 17 and §6).
+    ``i_Q(x;t) = ln W[x,t]/Σ_x' Q(x')W[x',t]`` ([Bon-Persuasive] Def. 3, App. A with the sign
+    of Def. 9 corrected).
     """
     W = as_matrix(mechanism)
     worst = 0.0
@@ -547,8 +553,8 @@ def persuasive_privacy_level(mechanism, priors: Sequence, delta: float = 0.0) ->
     """Least κ for which ``(L, 𝒬, κ, δ)``-persuasive privacy holds with the log score.
 
     With one full-support prior and δ = 0 this is the PML level; with the two-point priors of
-    :func:`neighbor_pair_priors` it approaches the (probabilistic) DP level (spec §1.1;
-    [001] Prop. 6).
+    :func:`neighbor_pair_priors` it approaches the (probabilistic) DP level ([Bon-Persuasive] Prop.
+    6).
     """
     delta = _check_delta(delta)
     W = as_matrix(mechanism)
@@ -561,9 +567,10 @@ def persuasive_privacy_level(mechanism, priors: Sequence, delta: float = 0.0) ->
 def neighbor_pair_priors(
     size: int, neighbors: NeighborRelation | None = None, weight: float = 1e-6
 ) -> list[np.ndarray]:
-    """Two-point priors ``Q = w·δ_x + (1−w)·δ_x'`` on neighbouring pairs (the class ℋ of [001]).
+    """Two-point priors ``Q = w·δ_x + (1−w)·δ_x'`` on neighbouring pairs (the class ℋ of
+    [Bon-Persuasive]).
 
-    The infimum of [001] Prop. 6 is reached as ``w → 0`` (spec §5.10).
+    The infimum of [Bon-Persuasive] Prop. 6 is reached as ``w → 0``.
     """
     rel = all_pairs(size) if neighbors is None else neighbors
     out = []

@@ -333,6 +333,78 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mo
             )
 
 
+def _check_points(curve, budget_mode: bool) -> dict[str, list[tuple[float, float]]]:
+    """The closed-form values of a curve's own checks, placed on the figure's axes.
+
+    Every point of a curve carries the checks the solver layer ran on it
+    (``result.closed_form``, the same records as the JSON key ``closed_form`` and the curve
+    columns ``closed_form.<name>``). A check that compares the plotted quantity (the distortion,
+    or the level of a budget sweep) is drawn at its closed-form value, so the figure shows
+    exactly what was checked. Returns the points grouped by ``equal``, ``at_most``,
+    ``at_least`` and ``failed``.
+    """
+    groups: dict[str, list[tuple[float, float]]] = {
+        "equal": [],
+        "at_most": [],
+        "at_least": [],
+        "failed": [],
+    }
+    x_all, y_all = _curve_xy(curve)
+    eps_all = curve.column("epsilon")
+    for j, result in enumerate(curve.results or []):
+        if result is None or not np.isfinite(x_all[j]) or not np.isfinite(y_all[j]):
+            continue
+        for check in getattr(result, "closed_form", None) or []:
+            if check.relation not in groups or check.got is None or check.expected is None:
+                continue
+            expected = float(check.expected)
+            if not math.isfinite(expected):
+                continue
+            got = float(check.got)
+            if abs(got - y_all[j]) <= 1e-9 * (1.0 + abs(y_all[j])):
+                point = (float(x_all[j]), expected)  # a distortion check
+            elif budget_mode and abs(got - eps_all[j]) <= 1e-9 * (1.0 + abs(eps_all[j])):
+                point = (expected, float(y_all[j]))  # a level check of a budget sweep
+            else:
+                continue
+            groups["failed" if not check.passed else check.relation].append(point)
+    return groups
+
+
+_CHECK_STYLE = {
+    "equal": ("o", "closed-form value at the point (check passed)"),
+    "at_most": ("v", "closed-form upper bound at the point (check passed)"),
+    "at_least": ("^", "closed-form lower bound at the point (check passed)"),
+    "failed": ("X", "closed-form check FAILED at the point"),
+}
+
+
+def _draw_checks(ax, curves, budget_mode: bool) -> None:
+    """Mark every curve point's closed-form checks (see :func:`_check_points`)."""
+    merged: dict[str, list[tuple[float, float]]] = {key: [] for key in _CHECK_STYLE}
+    for curve in curves:
+        for key, points in _check_points(curve, budget_mode).items():
+            merged[key].extend(points)
+    for key, (marker, label) in _CHECK_STYLE.items():
+        points = merged[key]
+        if not points:
+            continue
+        failed = key == "failed"
+        (marks,) = ax.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            ls="none",
+            marker=marker,
+            ms=7.0 if failed else 4.5,
+            markerfacecolor="red" if failed else "none",
+            markeredgecolor="red" if failed else "black",
+            markeredgewidth=0.8,
+            label=label,
+            zorder=25 if failed else 2.5,
+        )
+        marks.set_gid(f"checks:{key}")
+
+
 def _solved(curve) -> np.ndarray:
     """Points that have an answer (optimal, finite level and distortion)."""
     status = np.array(
@@ -433,7 +505,9 @@ def plot_curves(
     highlight : (epsilon, distortion, label), optional
         One point to mark with a star, e.g. the solved design.
     closed_form : bool
-        Draw the closed forms of the papers where they apply (default true).
+        Draw the closed forms of the papers where they apply (default true), and mark at each
+        point the closed-form values its own checks compared it with (``result.closed_form``;
+        a failed check is a red cross).
     legend : {"below", "right", "inside", None}
         Where the legend goes: under the axes (default), right of them, inside them (matplotlib's
         ``"best"``), or nowhere.
@@ -476,6 +550,7 @@ def plot_curves(
     notions = [curve.notion for curve in curves]
     if closed_form:
         _overlays(ax, prior, distortion, notions, neighbors, x_max, budget_mode)
+        _draw_checks(ax, curves, budget_mode)
 
     any_slack = False
     for i, curve in enumerate(curves):

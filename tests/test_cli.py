@@ -2,7 +2,8 @@
 line, problem files, the problems/ library, figures").
 
 Every file of problems/ is run through ``privopt solve --json`` (in-process) and checked against
-its own ``[reference]`` table, whose values come from spec/math.md, not from privopt.
+its own ``[reference]`` table, whose values were computed independently of privopt (closed forms or
+dense LPs).
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ def test_solve_without_file_is_the_demo_problem(capsys, tmp_path, monkeypatch):
     code, data, _ = run_json(capsys, "solve")
     assert code == 0
     assert data["notion"] == "identifiability"
-    # h(1) with m = n = 2 (Wang et al. eq. 36), spec §5.1
+    # h(1) with m = n = 2 (Wang et al. eq. 36)
     assert data["distortion"] == pytest.approx(2 / (1 + math.e), abs=1e-9)
     assert list(tmp_path.iterdir()) == []
 
@@ -252,7 +253,7 @@ def test_curve_budget_mode_human_output(tmp_path, capsys):
     assert code == 0
     assert "budget" in out and out.count("optimal") == 3
     code, records, _ = run_json(capsys, "curve", path, "--max-distortion", "0.1:0.5:3")
-    # rate-distortion closed form ln 3 - h_b(Δ) - Δ ln 2, spec §5.7
+    # rate-distortion closed form ln 3 - h_b(Δ) - Δ ln 2
     expected = [0.704214597221, 0.279803832445, 0.058891517828]
     assert [r["epsilon"] for r in records] == pytest.approx(expected, abs=1e-6)
 

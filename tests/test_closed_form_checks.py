@@ -1113,8 +1113,101 @@ def test_shipped_problem_references_pass_every_applicable_check():
         "wang_m3_dp": "wang_thm1_dp_at_least_h_shifted",
         "wang_product_identifiability_infeasible": "wang_lemma3_identifiability_feasibility",
         "wang_pdmip": "wang_thm2_pdmip_value",
+        "wang_nonproduct_dp": "wang_thm1_dp_at_least_h_shifted",
+        "wang_uniform_identifiability_budget": "wang_thm1_identifiability_level_equals_h_inv",
+        "wang_m3_product_identifiability_budget": "wang_thm1_identifiability_level_equals_h_inv",
+        "wang_m3_uniform_dp_budget": "wang_thm1_dp_equals_h_uniform_level",
+        "wang_nonproduct_dp_budget": "wang_thm1_dp_level_at_least",
     }
     for stem, name in expected.items():
         if stem in covered:
             assert name in covered[stem], (stem, covered[stem])
-    assert len(set(expected) & set(covered)) >= 9
+    assert set(expected) <= set(covered)
+
+
+def test_every_shipped_hamming_problem_reports_its_checks_in_the_json(capsys):
+    """``privopt solve FILE --json`` carries the applicable checks, with their values, for
+    every shipped problem on databases or with Hamming distortion."""
+    import json
+    import pathlib
+
+    from privopt.cli import main
+    from privopt.files import load_problem
+
+    root = pathlib.Path(__file__).resolve().parent.parent / "problems"
+    seen = 0
+    for path in sorted(root.glob("*.toml")):
+        spec = load_problem(path)
+        hamming = spec.distortion is not None and spec.distortion.kind in (
+            "hamming",
+            "database_hamming",
+        )
+        if not (getattr(spec.prior, "is_database", False) or hamming):
+            continue
+        if spec.notion == "robust_pml":  # a class of priors: no closed form applies
+            continue
+        code = main(["solve", str(path), "--json"])
+        data = json.loads(capsys.readouterr().out)
+        assert code in (0, 1), (path.name, data.get("message"))
+        checks = data["closed_form"]
+        assert checks, path.name
+        for check in checks:
+            assert check["passed"] is True, (path.name, check)
+            assert isinstance(check["statement"], str) and check["source"]
+            if check["relation"] in ("equal", "at_least", "at_most"):
+                assert isinstance(check["expected"], float), (path.name, check)
+                assert isinstance(check["got"], float), (path.name, check)
+        seen += 1
+    assert seen >= 15
+
+
+def _lip_lp_uniform_hamming(k: int, eps: float) -> float:
+    """Independent LP: least P(U ≠ X) of an ε-LIP channel on a uniform prior over k symbols,
+    written in the joint q[x,u] = p(x) W[x,u] with the output law r(u) = Σ_x q[x,u]."""
+    import cvxpy as cp
+
+    q = cp.Variable((k, k), nonneg=True)
+    r = cp.sum(q, axis=0)
+    p = np.full(k, 1.0 / k)
+    cons = [cp.sum(q, axis=1) == p]
+    for x in range(k):  # e^-ε p(x) r(u) ≤ q[x,u] ≤ e^ε p(x) r(u)
+        cons += [q[x, :] <= np.exp(eps) * p[x] * r, q[x, :] >= np.exp(-eps) * p[x] * r]
+    prob = cp.Problem(cp.Minimize(1 - cp.trace(q)), cons)
+    prob.solve(solver="CLARABEL")
+    return float(prob.value)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.5, 6.0])
+def test_lip_uniform_hamming_closed_form_matches_an_independent_lp(k, eps):
+    assert cf.lip_uniform_hamming_distortion(eps, k) == pytest.approx(
+        _lip_lp_uniform_hamming(k, eps), abs=1e-7
+    )
+    D = cf.lip_uniform_hamming_distortion(eps, k)
+    assert cf.lip_uniform_hamming_level(D, k) == pytest.approx(eps, abs=1e-12)
+
+
+def test_lip_uniform_hamming_is_checked_in_both_modes():
+    import privopt as po
+
+    result = po.design(np.full(4, 0.25), "hamming", "information_privacy", epsilon=0.7)
+    (check,) = [c for c in result.closed_form if c.name == "lip_uniform_hamming"]
+    assert check.passed and check.expected == pytest.approx(
+        cf.lip_uniform_hamming_distortion(0.7, 4)
+    )
+    result = po.design(np.full(4, 0.25), "hamming", "information_privacy", max_distortion=0.3)
+    (check,) = [c for c in result.closed_form if c.name == "lip_uniform_hamming_level"]
+    assert check.passed and result.epsilon == pytest.approx(
+        cf.lip_uniform_hamming_level(0.3, 4), abs=1e-6
+    )
+    wrong = closed_form_checks(
+        Prior(np.full(4, 0.25)),
+        Distortion.hamming(4),
+        "information_privacy",
+        "epsilon",
+        requested=0.7,
+        expected_distortion=cf.lip_uniform_hamming_distortion(0.7, 4) + 0.01,
+        level=None,
+        tol=1e-6,
+    )
+    assert [c.passed for c in wrong if c.name == "lip_uniform_hamming"] == [False]

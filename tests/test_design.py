@@ -1,7 +1,7 @@
 """Problem builder and solver layer (GitHub issue "Problem builder and solver layer").
 
-Oracles from spec/math.md: §3.6 and §5.3 (PD-I / PD-DP against h(ε)), §3.7 and §5.4 (PD-MIP
-closed form and E_i), §2.4–§2.7 and §5.7 (Calmon–Fawaz Theorems 1–2, Corollaries 1–2), plus
+Oracles: PD-I / PD-DP against h(ε) and independent LP values, the PD-MIP
+closed form and E_i, Calmon–Fawaz Theorems 1–2 and Corollaries 1–2, plus
 LP formulations written here independently with ``scipy.optimize.linprog`` and the features of
 ``design`` / ``sweep`` / ``build_problem`` / ``solve_problem``.
 """
@@ -41,13 +41,13 @@ def within_budget(dist: float, budget: float) -> bool:
 
 
 # =============================================================================================
-# Wang et al. [004]: PD-I and PD-DP against h(ε) (spec §3.6, §5.3)
+# Wang et al. [Wang-Ying-Zhang]: PD-I and PD-DP against h(ε)
 # =============================================================================================
 def uniform_database(m: int, n: int) -> DatabasePrior:
     return DatabasePrior(m, n, row_probs=np.full(m, 1.0 / m))
 
 
-#: (prior, ε_X, ε̃_X) of the spec §5.3 table, with the exact closed forms.
+#: (prior, ε_X, ε̃_X) of the reference table, with the exact closed forms.
 NONUNIFORM = {
     "42-18-28-12": (
         DatabasePrior(2, 2, probs=[0.42, 0.18, 0.28, 0.12]),
@@ -109,7 +109,8 @@ def test_identifiability_infeasible_below_eps_x(name):
         res = po.design(prior, "hamming", "identifiability", epsilon=eps, raise_on_infeasible=False)
         assert res.status == "infeasible" and res.mechanism is None and not res.verified
         assert res.least_achievable == pytest.approx(eps_x, abs=1e-12)
-    # ... and feasible at ε_X itself (the constant mechanism has level ε_X, [004] Lemma 3)
+    # ... and feasible at ε_X itself (the constant mechanism has level ε_X, [Wang-Ying-Zhang]
+    # Lemma 3)
     res = po.design(prior, "hamming", "identifiability", epsilon=eps_x)
     assert res.verified and level_ok(res.epsilon, eps_x)
 
@@ -125,13 +126,13 @@ def test_dp_sandwiched_between_h_shifted_and_h(name):
 
 
 def test_dp_strictly_below_h_under_eps_tilde():
-    """Spec §5.3, row ε = ε_X/2 of (.42,.18,.28,.12): 0.6956 < h(ε) = 0.7913."""
+    """Row ε = ε_X/2 of (.42,.18,.28,.12): 0.6956 < h(ε) = 0.7913."""
     prior, eps_x, _ = NONUNIFORM["42-18-28-12"]
     res = po.design(prior, "hamming", "dp", epsilon=eps_x / 2)
     assert res.distortion < cf.h(eps_x / 2, 2, 2) - 0.05
 
 
-# spec §5.3 "LP results (HiGHS)": (prior, ε, D*_I or None for infeasible, D*_DP)
+# independent LP values (HiGHS): (prior, ε, D*_I or None for infeasible, D*_DP)
 _P1, _P2, _P4 = (NONUNIFORM[k][0] for k in ("42-18-28-12", "532x2", "non-product"))
 _E1 = math.log(7 / 3)
 _E2, _T2 = math.log(2.5), math.log(3.0)
@@ -167,13 +168,13 @@ def test_spec_lp_table_row(prior, eps, d_i, d_dp):
 
 
 def test_identifiability_at_eps_x_on_532_exceeds_h():
-    """Spec §5.3: at ε_X = ln 2.5 < ε̃_X, D*_I = 1.0 > h(ε_X) = 0.8889 (no h(ε) there)."""
+    """At ε_X = ln 2.5 < ε̃_X, D*_I = 1.0 > h(ε_X) = 0.8889 (no h(ε) there)."""
     res = po.design(_P2, "hamming", "identifiability", epsilon=_E2)
     assert res.distortion > cf.h(_E2, 3, 2) + 0.1
 
 
 def test_e_i_example_at_eps_one_is_identifiability_optimal():
-    """Spec §5.3: E_i of (.42,.18,.28,.12) at ε = 1 has distortion h(1), which the LP reaches."""
+    """E_i of (.42,.18,.28,.12) at ε = 1 has distortion h(1), which the LP reaches."""
     res = po.design(_P1, "hamming", "identifiability", epsilon=1.0)
     e_i = cf.identifiability_mechanism(_P1, 1.0).matrix
     assert res.distortion == pytest.approx(0.53788284274, abs=1e-9)
@@ -184,7 +185,7 @@ def test_e_i_example_at_eps_one_is_identifiability_optimal():
 
 @pytest.mark.parametrize("name", ["42-18-28-12", "532x2", "non-product"])
 def test_theorem_1_least_levels_by_line_search(name):
-    """[004] Thm 1 (spec §3.6): ε*_i(D) = h⁻¹(D) on D ≤ h(ε̃_X), ε*_i(D) ≥ max{h⁻¹(D), ε_X}
+    """[Wang-Ying-Zhang] Thm 1: ε*_i(D) = h⁻¹(D) on D ≤ h(ε̃_X), ε*_i(D) ≥ max{h⁻¹(D), ε_X}
     beyond, and max{h⁻¹(D) − ε_X, 0} ≤ ε*_d(D) ≤ max{h⁻¹(D), 0}."""
     prior, eps_x, eps_t = NONUNIFORM[name]
     m, n = prior.m, prior.n
@@ -203,11 +204,11 @@ def test_theorem_1_least_levels_by_line_search(name):
 
 
 # =============================================================================================
-# PD-MIP ([004] Theorem 2; spec §3.7, §5.4)
+# PD-MIP ([Wang-Ying-Zhang] Theorem 2)
 # =============================================================================================
 TIGHT_CLARABEL = {"CLARABEL": {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}}
 
-# (prior, D, cvxpy I* of spec §5.4)
+# (prior, D, independent cvxpy I*)
 PDMIP_TABLE = [
     (uniform_database(2, 2), 0.2, 0.736128414337),
     (uniform_database(2, 2), 0.3, 0.540876185508),
@@ -238,7 +239,7 @@ def test_pdmip_least_information_matches_closed_form(prior, D, value):
 
 @pytest.mark.parametrize("prior,D,value", PDMIP_TABLE)
 def test_pdmip_mechanism_is_e_i(prior, D, value):
-    """[004] Thm 2: E_i at ε = h⁻¹(D) solves PD-MIP. Solved here to 1e-12 gaps (Clarabel
+    """[Wang-Ying-Zhang] Thm 2: E_i at ε = h⁻¹(D) solves PD-MIP. Solved here to 1e-12 gaps (Clarabel
     options through ``solve_problem``). At D = h(ε̃_X) one output of E_i has mass 0 and the
     objective is flat to second order in that direction, so the mechanism is only pinned down
     to about √gap there."""
@@ -262,7 +263,7 @@ def test_pdmip_outside_valid_range_closed_form_is_only_a_lower_bound(prior, D, v
 
 
 # =============================================================================================
-# Calmon–Fawaz [002] (spec §2.2–§2.7, §5.7)
+# Calmon–Fawaz [Calmon-Fawaz]
 # =============================================================================================
 def six_point_prior() -> JointPrior:
     """S uniform on 6 points, Y = S mod 3 (Corollary 1)."""
@@ -317,7 +318,7 @@ def test_theorem_2_counting_query(eps, value):
 
 
 def test_theorem_2_at_zero_is_best_constant_output():
-    """Spec §2.5: at ε = 0 and Y = f(S), U ⊥ Y and D*(0) = min_u Σ_y p(y)|u − y|."""
+    """[Calmon-Fawaz] Thm 1 at ε = 0 and Y = f(S), U ⊥ Y and D*(0) = min_u Σ_y p(y)|u − y|."""
     jp = counting_query_prior()
     best_constant = float((jp.p_y @ ABS_DISTANCE).min())
     assert best_constant == pytest.approx(0.6802, abs=1e-12)
@@ -338,7 +339,7 @@ def test_theorem_2_line_search(delta, eps_star):
 
 
 def corollary_2_distortion(jp: JointPrior, d: np.ndarray, eps: float) -> float:
-    """[002] Corollary 2 in the convex form of spec §2.7, written here from scratch:
+    """[Calmon-Fawaz] Corollary 2 in its convex form, written here from scratch:
     min E d s.t. Σ_y rel_entr(p(y,u), ζ(y) p(u)) ≤ t p(u) ∀u,
     t = ε − H(S) + ln Σ_y e^{H(S|Y=y)}."""
     n_y, n_u = d.shape
@@ -373,7 +374,8 @@ def test_theorem_2_equals_corollary_2(eps, spec_value):
 
 
 def test_identity_40_on_random_mechanisms():
-    """Spec §2.7: H(S) − H(S|U=u) = H(S) − ln Σ_y e^{H(S|Y=y)} + D(p_{Y|U=u} ‖ ζ)."""
+    """[Calmon-Fawaz] Corollary 2: H(S) − H(S|U=u) = H(S) − ln Σ_y e^{H(S|Y=y)} + D(p_{Y|U=u} ‖
+    ζ)."""
     jp = counting_query_prior()
     rng = np.random.default_rng(7)
     h_s = stats.entropy(jp.p_s)
@@ -1008,7 +1010,7 @@ def test_unbounded_level_gives_least_distortion(notion):
 
 @pytest.mark.parametrize("row", [[0.6, 0.4, 0.0], [0.5, 0.5, 0.0]])
 def test_identifiability_on_database_without_full_support(row):
-    """Supports (spec §0): pairs with a zero-mass database are left out, so ε_X is taken on the
+    """Supports: pairs with a zero-mass database are left out, so ε_X is taken on the
     support; i.i.d. rows and the same pmf given in full must agree."""
     iid = DatabasePrior(3, 2, row_probs=row)
     full = DatabasePrior(3, 2, probs=np.kron(row, row))

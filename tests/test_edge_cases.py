@@ -27,7 +27,7 @@ INDEPENDENT_AT_ZERO = [n for n in ALL if n != "identifiability"]
 
 @pytest.mark.parametrize("notion", INDEPENDENT_AT_ZERO)
 def test_level_zero_is_independence(notion):
-    # D*(0) = min_u E d(Y, u): the best constant output (spec §2.5)
+    # D*(0) = min_u E d(Y, u): the best constant output
     d = np.array([[0.0, 1.0, 3.0], [2.0, 0.0, 1.0], [1.0, 2.0, 0.0]])
     res = po.design(P3, d, notion, epsilon=0.0)
     assert res.distortion == pytest.approx(float((np.array(P3) @ d).min()), abs=1e-12)

@@ -1,7 +1,7 @@
 """Tests of the symmetric method (privopt/methods/symmetric).
 
-Oracles: [004] closed forms (h(ε), Thm 1, Lemma 3, Thm 2 / spec §3.7), the LP tables of
-spec §5.3–§5.4, and an independent dense formulation of PD-DP / PD-I / PD-MIP in cvxpy
+Oracles: [Wang-Ying-Zhang] closed forms (h(ε), Thm 1, Lemma 3, Thm 2), independently computed LP
+reference values, and an independent dense formulation of PD-DP / PD-I / PD-MIP in cvxpy
 (HiGHS for the LPs, Clarabel for the exponential cone) for small n.
 """
 
@@ -66,7 +66,8 @@ def _dense_setup(row_probs, n):
 
 
 def dense_lp(row_probs, n: int, notion: str, eps: float) -> float | None:
-    """[004] eqs (14)–(17) (dp) or the joint-q LP of spec §2.8 (identifiability), dense."""
+    """[Wang-Ying-Zhang] eqs (14)–(17) (dp) or the joint-q LP p(x)p(u|x) ≤ e^ε p(x')p(u|x')
+    (identifiability), dense."""
     p, dist, nb = _dense_setup(row_probs, n)
     size = p.size
     W = cp.Variable((size, size), nonneg=True)
@@ -88,7 +89,7 @@ def dense_lp(row_probs, n: int, notion: str, eps: float) -> float | None:
 
 
 def dense_mi(row_probs, n: int, budget: float) -> float:
-    """[004] eqs (31)–(34), dense, exponential cone (spec §2.12 encoding)."""
+    """[Wang-Ying-Zhang] eqs (31)–(34), dense, exponential cone (rel_entr in perspective form)."""
     p, dist, _ = _dense_setup(row_probs, n)
     size = p.size
     W = cp.Variable((size, size), nonneg=True)
@@ -113,7 +114,7 @@ def _entropy(p):
 
 
 def _slb(row_probs, n, D):
-    """[004] Thm 2 / spec §3.7: H(X) − n h_b(D/n) − D ln(m−1), with H(X) = n H(π)."""
+    """[Wang-Ying-Zhang] Thm 2: H(X) − n h_b(D/n) − D ln(m−1), with H(X) = n H(π)."""
     m = len(row_probs)
     return n * _entropy(row_probs) - n * cf.binary_entropy(D / n) - D * np.log(m - 1)
 
@@ -165,7 +166,7 @@ def test_joint_types():
 # ------------------------------------------------------------------------------------------
 LP_CASES = [
     ([0.5, 0.5], 3, 0.7),
-    ([0.7, 0.3], 4, 0.5),  # dp below ε̃_X (the §7 regime); identifiability infeasible
+    ([0.7, 0.3], 4, 0.5),  # dp below ε̃_X ; identifiability infeasible
     ([0.7, 0.3], 4, 1.2),
     ([0.8, 0.2], 6, 1.0),
     ([0.5, 0.3, 0.2], 2, 0.9),
@@ -211,7 +212,7 @@ def test_mi_against_dense(row_probs, n, budget):
 
 
 def test_spec_table_m3():
-    """Spec §5.3 LP table and §5.4 PD-MIP table, prior (.5,.3,.2)⊗², m = 3."""
+    """Independent LP and PD-MIP reference values, prior (.5,.3,.2)⊗², m = 3."""
     prior, dist = _instance([0.5, 0.3, 0.2], 2)
     ex, et = np.log(2.5), np.log(3.0)
     table = [  # ε, D*_I, D*_DP
@@ -236,7 +237,8 @@ def test_spec_table_m3():
 
 @pytest.mark.parametrize("notion", ["dp", "identifiability"])
 def test_one_row_ray_form_matches_direct_lp(notion):
-    """The ray formulation of the one-row LP against the LP as printed ([004] eq. 15 / 9)."""
+    """The ray formulation of the one-row LP against the LP as printed ([Wang-Ying-Zhang] eq. 15 /
+    9)."""
     rng = np.random.default_rng(3)
     priors = [rng.dirichlet(np.ones(m)) for m in (2, 3, 4, 5) for _ in range(3)]
     for pi in priors:
@@ -337,7 +339,7 @@ def test_verify_detects_violations():
 @pytest.mark.parametrize("n", [8, 16, 30])
 @pytest.mark.parametrize("notion", ["dp", "identifiability"])
 def test_uniform_prior_h(n, notion):
-    """[004] Thm 1: a uniform prior gives D*_DP = D*_I = h(ε)."""
+    """[Wang-Ying-Zhang] Thm 1: a uniform prior gives D*_DP = D*_I = h(ε)."""
     prior, dist = _instance([0.5, 0.5], n)
     for eps in [0.3, 1.0, 2.5]:
         res = solve_symmetric(prior, dist, notion, epsilon=eps)
@@ -351,7 +353,7 @@ def test_uniform_prior_h(n, notion):
 
 @pytest.mark.parametrize("n", [16, 30])
 def test_non_uniform_identifiability(n):
-    """[004] Thm 1 / Lemma 3: D*_I = h(ε) for ε ≥ ε̃_X; infeasible for ε < ε_X."""
+    """[Wang-Ying-Zhang] Thm 1 / Lemma 3: D*_I = h(ε) for ε ≥ ε̃_X; infeasible for ε < ε_X."""
     row = [0.7, 0.3]
     prior, dist = _instance(row, n)
     eps_x, eps_t = cf.epsilon_x(prior), cf.epsilon_tilde_x(prior)
@@ -360,13 +362,13 @@ def test_non_uniform_identifiability(n):
         res = solve_symmetric(prior, dist, "identifiability", epsilon=eps)
         assert res.objective == pytest.approx(cf.h(eps, 2, n), abs=1e-9)
         assert verify_symmetric(res.structured_mechanism, prior, "identifiability", eps)["level_ok"]
-        # spec §7 (observed, and implied here by the single-letter reduction): D*_DP = h(ε)
+        # observed, and implied here by the single-letter reduction: D*_DP = h(ε)
         dp = solve_symmetric(prior, dist, "dp", epsilon=eps)
         assert dp.objective == pytest.approx(cf.h(eps, 2, n), abs=1e-9)
     res = solve_symmetric(prior, dist, "identifiability", epsilon=0.9 * eps_x)
     assert res.status == "infeasible"
     assert res.least_achievable == pytest.approx(eps_x)
-    # below ε̃_X, D*_DP lies in [h(ε+ε_X), h(ε)] and under h(ε) ([004] Thm 1, spec §7)
+    # below ε̃_X, D*_DP lies in [h(ε+ε_X), h(ε)] and under h(ε) ([Wang-Ying-Zhang] Thm 1)
     dp = solve_symmetric(prior, dist, "dp", epsilon=0.5)
     assert cf.h(0.5 + eps_x, 2, n) <= dp.objective < cf.h(0.5, 2, n)
 
@@ -381,7 +383,7 @@ def test_identifiability_m3_above_tilde():
 
 @pytest.mark.parametrize("row_probs,n", [([0.5, 0.5], 30), ([0.7, 0.3], 30), ([0.5, 0.3, 0.2], 12)])
 def test_mutual_information_closed_form(row_probs, n):
-    """[004] Thm 2 / spec §3.7 on D ≤ h(ε̃_X), both modes."""
+    """[Wang-Ying-Zhang] Thm 2 on D ≤ h(ε̃_X), both modes."""
     prior, dist = _instance(row_probs, n)
     d_hi = cf.h(cf.epsilon_tilde_x(prior), len(row_probs), n)
     for frac in [0.1, 0.5, 1.0]:
@@ -566,7 +568,8 @@ def test_large_n(n):
 
 
 def test_sweep_goes_through_the_fast_path_at_n30():
-    """A curve on 2^30 databases: sweep picks the symmetric fast path ([004] Thm 1 oracle)."""
+    """A curve on 2^30 databases: sweep picks the symmetric fast path ([Wang-Ying-Zhang] Thm 1
+    oracle)."""
     import privopt as po
 
     prior = po.DatabasePrior(2, 30, row_probs=[0.7, 0.3])

@@ -1,6 +1,7 @@
 """Fast paths: Blahut–Arimoto (mutual information) and the sparse HiGHS LP (linear notions).
 
-Oracles: spec/math.md §5.3–§5.4 values, the closed forms of [004] (h, E_i, PD-MIP), and
+Oracles: independently computed LP and PD-MIP reference values, the closed forms of
+[Wang-Ying-Zhang] (h, E_i, PD-MIP), and
 independent formulations written here (cvxpy ``rel_entr`` + CLARABEL for mutual
 information; dense ``scipy.optimize.linprog`` programs for the linear notions).
 """
@@ -66,7 +67,7 @@ class TestBlahutArimotoSpec:
         [(0.2, 0.736128414337), (0.3, 0.540876185508), (0.75, 0.0631678848039)],
     )
     def test_uniform_m2_n2(self, D, ref):
-        """Spec §5.4, uniform m = n = 2, and [004] Thm 2: E_i at ε = h⁻¹(D) is optimal."""
+        """Uniform m = n = 2, and [Wang-Ying-Zhang] Thm 2: E_i at ε = h⁻¹(D) is optimal."""
         prior = DatabasePrior(2, 2, row_probs=[0.5, 0.5])
         res = rate_distortion(prior, HAM22, D)
         assert res.status == "optimal"
@@ -90,7 +91,7 @@ class TestBlahutArimotoSpec:
         ],
     )
     def test_closed_form_inside_valid_range(self, probs, m, n, budgets):
-        """[004] Thm 2 / spec §3.7: H(X) − n h_b(D/n) − D ln(m−1) and E_i, for D ≤ h(ε̃_X)."""
+        """[Wang-Ying-Zhang] Thm 2: H(X) − n h_b(D/n) − D ln(m−1) and E_i, for D ≤ h(ε̃_X)."""
         prior = DatabasePrior(m, n, probs=probs)
         dist = Distortion.database_hamming(m, n)
         for D in budgets:
@@ -101,7 +102,7 @@ class TestBlahutArimotoSpec:
             np.testing.assert_allclose(res.mechanism, e_i, atol=1e-8)
 
     def test_outside_valid_range(self):
-        """Spec §5.4: non-product prior at D = 0.3 (cvxpy 0.4361219582 > the Shannon bound),
+        """Non-product prior at D = 0.3 (cvxpy 0.4361219582 > the Shannon bound),
         and D = 0.75 ≥ D_max for the product prior (I* = 0)."""
         prior = DatabasePrior(2, 2, probs=[0.4, 0.1, 0.2, 0.3])
         res = rate_distortion(prior, HAM22, 0.3)
@@ -138,7 +139,7 @@ class TestBlahutArimotoSpec:
 
 
 def _cvxpy_rate_distortion(p: np.ndarray, d: np.ndarray, D: float) -> float:
-    """Independent formulation: [002] Thm 1 with rel_entr (spec §2.12), CLARABEL."""
+    """Independent formulation: [Calmon-Fawaz] Thm 1 with rel_entr, CLARABEL."""
     k, n_out = d.shape
     W = cp.Variable((k, n_out), nonneg=True)
     q = p @ W
@@ -346,7 +347,7 @@ EPS_X = np.log(7 / 3)
 class TestSparseLPSpec:
     @pytest.mark.parametrize("eps", [EPS_X, EPS_X + 0.5, 2.0])
     def test_product_prior_equals_h(self, eps):
-        """Spec §5.3: (.42,.18,.28,.12), D*_I = D*_DP = h(ε) for ε ≥ ε̃_X = ε_X."""
+        """Prior (.42,.18,.28,.12), D*_I = D*_DP = h(ε) for ε ≥ ε̃_X = ε_X."""
         prior = DatabasePrior(2, 2, probs=[0.42, 0.18, 0.28, 0.12])
         for notion in ("identifiability", "dp"):
             res = lp_solve(prior, HAM22, notion, epsilon=eps)
@@ -396,7 +397,7 @@ class TestSparseLPSpec:
             _assert_stochastic(fast.mechanism.matrix)
 
     def test_uniform_n8_dp(self):
-        """The [004] benchmark: PD-DP, uniform prior, m = 2, n = 8, ε = 1 → h(1)."""
+        """The [Wang-Ying-Zhang] benchmark: PD-DP, uniform prior, m = 2, n = 8, ε = 1 → h(1)."""
         prior = DatabasePrior(2, 8, row_probs=[0.5, 0.5])
         res = lp_solve(prior, Distortion.database_hamming(2, 8), "dp", epsilon=1.0)
         assert res.status == "optimal"

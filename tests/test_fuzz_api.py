@@ -46,7 +46,8 @@ def _check_instance(prior, dist, notion, eps):
     try:
         res = po.design(prior, dist, notion, epsilon=eps)
     except po.InfeasibleError as exc:
-        # only identifiability can be infeasible at a finite level: below ε_X ([004] Lemma 3)
+        # only identifiability can be infeasible at a finite level: below ε_X ([Wang-Ying-Zhang]
+        # Lemma 3)
         assert notion == "identifiability"
         p = prior[prior > 0]
         eps_x = float(np.log(p.max() / p.min()))

@@ -1,4 +1,4 @@
-"""Reference values of spec/math.md §4 (worked examples) and §5 (verified test cases) for the
+"""Reference values (the papers' worked examples and independently verified test cases) for the
 measures and closed forms, to 1e-9 (GitHub issue "Foundation", item 6)."""
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ def approx(value, tol=TOL):
 
 
 # =============================================================================================
-# §4 worked examples
+# worked examples
 # =============================================================================================
 
-# --- §4.1 [003] introduction ---------------------------------------------------------------
+# --- [Saeidian-PML] introduction ---------------------------------------------------------------
 UNIFORM3 = np.full(3, 1 / 3)
 P_INTRO = np.array([[1, 0, 0], [0.5, 0.5, 0], [0, 0.5, 0.5]])
 Q_INTRO = np.array([[2 / 3, 1 / 6, 1 / 6], [1 / 6, 2 / 3, 1 / 6], [1 / 6, 1 / 6, 2 / 3]])
@@ -53,7 +53,7 @@ def test_4_1_pml_differs():
     assert ms.pml_level(UNIFORM3, P_INTRO) == approx(ms.epsilon_max(UNIFORM3))
 
 
-# --- §4.2 [003] Remark 5 (side information) -------------------------------------------------
+# --- [Saeidian-PML] Remark 5 (side information) -------------------------------------------------
 def test_4_2_conditional_pml_side_information():
     p_x = np.array([0.5, 0.5])
     p_z_given_x = np.array([[0.4, 0.6], [0.6, 0.4]])
@@ -82,7 +82,7 @@ def test_4_2_conditional_pml_rejects_bad_shapes():
         ms.conditional_pml(np.full((2, 2), 0.3), np.full((2, 2, 2), 0.5))
 
 
-# --- §4.3 [003] Example 5 -------------------------------------------------------------------
+# --- [Saeidian-PML] Example 5 -------------------------------------------------------------------
 UNIFORM4 = np.full(4, 0.25)
 EX5_Y = np.array(
     [[0, 0, 1 / 2, 1 / 2], [0, 0, 1 / 2, 1 / 2], [0, 1 / 3, 1 / 3, 1 / 3], [1 / 3, 0, 1 / 3, 1 / 3]]
@@ -116,7 +116,7 @@ def test_4_3_example5_lemma3_bound():
     assert ms.maximal_leakage(UNIFORM4, EX5_Y) <= bound
 
 
-# --- §4.4 [003] Example 6 (EML) -------------------------------------------------------------
+# --- [Saeidian-PML] Example 6 (EML) -------------------------------------------------------------
 def test_4_4_example6_eml():
     reduced = np.array([[0, 0, 1], [0, 0, 1], [0, 1 / 3, 2 / 3], [1 / 3, 0, 2 / 3]])
     assert ms.eml_level(UNIFORM4, reduced, 1 / 6) == approx(0.875468737354)  # ln 12/5
@@ -125,7 +125,7 @@ def test_4_4_example6_eml():
     assert ms.eml_level(UNIFORM4, w_z, 1 / 6) == approx(0.287682072452)  # ln 4/3
 
 
-# --- §4.5 [003] BSC(0.4) EML curve ----------------------------------------------------------
+# --- [Saeidian-PML] BSC(0.4) EML curve ----------------------------------------------------------
 BSC = np.array([[0.6, 0.4], [0.4, 0.6]])
 
 
@@ -143,7 +143,7 @@ def test_4_5_bsc_values():
         assert ms.pml_tail_level([0.5, 0.5], BSC, delta) == approx(0.182321556794)
 
 
-# --- §4.6 [003] §IV-B zero-probability channel ----------------------------------------------
+# --- [Saeidian-PML] §IV-B zero-probability channel ----------------------------------------------
 def test_4_6_zero_probability_channel():
     n = 5
     w = np.full((n, n), 1 / n)
@@ -159,7 +159,7 @@ def test_4_6_zero_probability_channel():
     assert ms.pml_level(p, w) <= ms.epsilon_max(p)
 
 
-# --- §4.7 [003] LIP remark ------------------------------------------------------------------
+# --- [Saeidian-PML] LIP remark ------------------------------------------------------------------
 @pytest.mark.parametrize("q", [0.05, 0.2, 0.35, 0.49])
 def test_4_7_binary_posterior(q):
     # posteriors (q, 1-q) and (1-q, q) with p_U = (1/2, 1/2): W[x,u] = p(x|u)
@@ -167,7 +167,7 @@ def test_4_7_binary_posterior(q):
     assert ms.pml_per_output([0.5, 0.5], w) == approx([ln(2 * (1 - q))] * 2)
 
 
-# --- §4.8 [000] Example 3.11 / Figure 1 -----------------------------------------------------
+# --- [Saeidian-Rethinking] Example 3.11 / Figure 1 ------------------------------------------------
 # the spec's table holds 7 significant digits: checked to that relative precision
 THRESHOLD_TABLE = {
     (0.3, 200): [
@@ -257,7 +257,7 @@ def test_4_8_threshold_and_chernoff_validation():
         cf.threshold_query_chernoff_bound(100, 0.3, 40)
 
 
-# --- §4.9 [000] Prop 4.6 --------------------------------------------------------------------
+# --- [Saeidian-Rethinking] Prop 4.6 ---------------------------------------------------------------
 def test_4_9_laplace_counting():
     assert cf.laplace_counting_pml_bound(10, 0.5, 0.3) == approx(0.135691979693)
     assert cf.laplace_counting_pml_sup(10, 0.5, 0.3) == approx(0.135691979693)
@@ -272,11 +272,11 @@ def test_4_9_laplace_counting():
 
 
 # =============================================================================================
-# §5 reference values
+# reference values
 # =============================================================================================
 
 
-# --- §5.1 h and h^{-1} ----------------------------------------------------------------------
+# --- h and h^{-1} ----------------------------------------------------------------------
 @pytest.mark.parametrize(
     "eps, value",
     [(0, 1), (0.5, 0.755081337596), (log(2), 2 / 3), (1, 0.53788284274), (2, 0.238405844044)],
@@ -322,7 +322,7 @@ def test_5_1_eq57_typo():
     assert fixed == approx(cf.h(eps, m, n))
 
 
-# --- §5.2 exponential mechanism E_d ---------------------------------------------------------
+# --- exponential mechanism E_d ---------------------------------------------------------
 PRIORS_22 = [np.full(4, 0.25), np.array([0.42, 0.18, 0.28, 0.12]), np.array([0.1, 0.2, 0.3, 0.4])]
 
 
@@ -371,7 +371,7 @@ def test_5_2_uniform_prior_identifiability_equals_exponential(eps, mi):
     assert cf.pdmip_value(prior, cf.h(eps, 2, 2)) == approx(mi)
 
 
-# --- §5.3 ε_X, ε̃_X, E_i ----------------------------------------------------------------------
+# --- ε_X, ε̃_X, E_i ----------------------------------------------------------------------
 P_42 = DatabasePrior(2, 2, probs=np.kron([0.6, 0.4], [0.7, 0.3]))
 P_532 = DatabasePrior(3, 2, row_probs=[0.5, 0.3, 0.2])
 P_MIXED = DatabasePrior(3, 2, probs=np.kron([0.5, 0.3, 0.2], [0.6, 0.25, 0.15]))
@@ -452,7 +452,7 @@ def test_5_3_identifiability_mechanism_infeasible_below_tilde():
         cf.identifiability_output_pmf(P_42, 0.0)
 
 
-# --- §5.4 PD-MIP closed form ----------------------------------------------------------------
+# --- PD-MIP closed form ----------------------------------------------------------------
 @pytest.mark.parametrize(
     "prior, D, value",
     [
@@ -499,7 +499,7 @@ def test_5_4_pdmip_attained_by_identifiability_mechanism():
         assert ms.mutual_information(prior, mech) == approx(cf.pdmip_value(prior, D))
 
 
-# --- §5.5 PML family on one reference channel -----------------------------------------------
+# --- PML family on one reference channel -----------------------------------------------
 P55 = np.array([0.5, 0.3, 0.2])
 W55 = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]])
 
@@ -573,7 +573,7 @@ def test_5_5_prop6_tightness_skewed_prior():
     assert cf.pml_bound_from_ldp(1.0, 0.2) == approx(0.70460547088)
 
 
-# --- §5.6 leakage capacity and [000] items --------------------------------------------------
+# --- leakage capacity and [Saeidian-Rethinking] items ---------------------------------------------
 def test_5_6_leakage_capacity():
     assert ms.leakage_capacity(W55) == approx(1.60943791243)
     assert ms.leakage_capacity(Mechanism(W55)) == approx(log(5))
@@ -609,7 +609,7 @@ def test_5_6_prop_3_8_mechanism(alpha, values):
     assert ms.leakage_capacity(w) == np.inf
 
 
-# --- §5.7 [002] programs: closed forms only -------------------------------------------------
+# --- [Calmon-Fawaz] programs: closed forms only -------------------------------------------------
 @pytest.mark.parametrize(
     "delta, value", [(0.1, 0.704214597221), (0.3, 0.279803832445), (0.5, 0.058891517828)]
 )
@@ -676,7 +676,7 @@ def test_5_7_counting_query_identity_40():
         )
 
 
-# --- §5.8 [002] Theorem 3 counterexample and Theorem 4 --------------------------------------
+# --- [Calmon-Fawaz] Theorem 3 counterexample and Theorem 4 --------------------------------------
 def test_5_8_theorem3_counterexample():
     K, eps = 10**4, 0.1
     p_s = np.concatenate([[0.5], np.full(K, 1 / (2 * K))])
@@ -718,7 +718,7 @@ def test_5_8_theorem4_log2_101():
     assert cf.dp_mutual_information_lower_bound(1.0, 10, 1000) < np.log2(101)
 
 
-# --- §5.9 non-convexity certificates (uniform binary prior) ---------------------------------
+# --- non-convexity certificates (uniform binary prior) ---------------------------------
 UNIFORM2 = np.array([0.5, 0.5])
 
 
@@ -751,7 +751,7 @@ def test_5_9_eml_not_quasiconvex():
     assert level_mid > max(level_a, level_b)
 
 
-# --- §5.10 [001] persuasive privacy ---------------------------------------------------------
+# --- [Bon-Persuasive] persuasive privacy ---------------------------------------------------------
 W_PDP = np.array([[0.5, 0.3, 0.15, 0.05], [0.35, 0.35, 0.2, 0.1]])
 
 
@@ -804,7 +804,7 @@ def test_5_10_pp_single_prior_equals_pml_on_random_channels():
 
 
 def test_5_10_pp_and_tail_pml_differ():
-    # spec §1.1: the channel [[.3,.1,.6],[.1,.3,.6]] with a uniform prior at κ = ln 1.2
+    # 1: the channel [[.3,.1,.6],[.1,.3,.6]] with a uniform prior at κ = ln 1.2
     # needs δ_PML = 0.4 but δ_PP = 0.3; Example 5 needs δ_PML = 1/6 but δ_PP = 1/3
     w = np.array([[0.3, 0.1, 0.6], [0.1, 0.3, 0.6]])
     kappa = log(1.2)
@@ -867,13 +867,13 @@ def test_joint_prior_measures_use_induced_channel():
 
 # --- regressions: outputs of negligible mass and tiny δ -------------------------------------
 def test_tail_level_at_delta0_counts_outputs_of_tiny_mass():
-    # output 0 has mass 5e-14 > 0 and leaks ln 2: at δ = 0 it must count (spec §1 row 5)
+    # output 0 has mass 5e-14 > 0 and leaks ln 2: at δ = 0 it must count
     w = np.array([[1e-13, 1 - 1e-13], [0.0, 1.0]])
     assert ms.pml_level(UNIFORM2, w) == approx(log(2))
     assert ms.pml_tail_level(UNIFORM2, w, 0.0) == approx(log(2))
     assert ms.pml_tail_level(UNIFORM2, w, 1e-14) == approx(log(2))
     assert ms.pml_tail_level(UNIFORM2, w, 1e-13) == approx(0.0)
-    # (L, {P_X}, κ, 0)-PP ⇔ κ-PML (spec §1.1)
+    # (L, {P_X}, κ, 0)-PP ⇔ κ-PML
     assert ms.persuasive_privacy_level(w, [UNIFORM2]) == approx(log(2))
 
 

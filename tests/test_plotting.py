@@ -1,4 +1,4 @@
-"""Figures for notebooks and papers (GitHub issue "…figures for notebooks and papers…", §3).
+"""Figures for notebooks and papers.
 
 ``plot_curves`` returns a Figure and can draw on a given Axes; ``save_figure`` writes atomically;
 budget sweeps are drawn at the achieved distortion with slack budgets marked; the legend stays
@@ -249,3 +249,57 @@ def test_cli_figures_show_the_sweep_and_the_achieved_points(tmp_path, capsys, mo
     assert load_problem(path).title not in title  # was the file's single-request title
     assert title.startswith("Least privacy level within each distortion budget")
     assert max(_curve_lines(ax)["mutual_information"].get_ydata()) == pytest.approx(0.7, abs=1e-6)
+
+
+def _lines_by_gid(fig) -> dict:
+    return {line.get_gid(): line for ax in fig.axes for line in ax.get_lines() if line.get_gid()}
+
+
+def test_the_figure_marks_each_points_own_closed_form_checks(demo_curves):
+    """The overlays at the points come from the checks the solver ran (one source of truth):
+    every passed distortion check of every point is drawn at its closed-form value."""
+    prior, dist, curves = demo_curves
+    fig = plotting.plot_curves(curves, prior=prior, distortion=dist)
+    lines = _lines_by_gid(fig)
+    drawn = set()
+    for key in ("equal", "at_most", "at_least"):
+        if f"checks:{key}" in lines:
+            xs, ys = lines[f"checks:{key}"].get_data()
+            drawn |= {
+                (round(float(x), 9), round(float(y), 9), key) for x, y in zip(xs, ys, strict=True)
+            }
+    expected = set()
+    for curve in curves:
+        for record, result in zip(curve.records, curve.results, strict=True):
+            for check in result.closed_form if result is not None else []:
+                if check.relation in ("equal", "at_most", "at_least") and check.got is not None:
+                    if abs(check.got - record["distortion"]) <= 1e-9 * (1 + record["distortion"]):
+                        assert record[f"closed_form.{check.name}"] == check.expected
+                        point = (record["requested_epsilon"], check.expected, check.relation)
+                        expected.add(
+                            tuple(round(float(v), 9) if i < 2 else v for i, v in enumerate(point))
+                        )
+    assert expected and drawn == expected
+    assert "checks:failed" not in lines
+    # the h(ε) upper bound of PD-DP is among them (Wang et al. Thm 1)
+    assert any(key == "at_most" for *_, key in drawn)
+
+
+def test_a_failed_check_is_drawn_in_red(demo_curves):
+    import dataclasses
+
+    prior, dist, curves = demo_curves
+    curve = curves[1]
+    result = next(r for r in curve.results if r is not None and r.closed_form)
+    check = next(c for c in result.closed_form if c.relation == "at_most")
+    wrong = dataclasses.replace(check, expected=check.got - 0.25, passed=False)
+    j = curve.results.index(result)
+    tampered = dataclasses.replace(result, closed_form=[wrong])
+    results = list(curve.results)
+    results[j] = tampered
+    fake = dataclasses.replace(curve, results=results)
+    fig = plotting.plot_curves([fake], prior=prior, distortion=dist)
+    xs, ys = _lines_by_gid(fig)["checks:failed"].get_data()
+    assert list(zip(xs, ys, strict=True)) == [
+        (curve.records[j]["requested_epsilon"], wrong.expected)
+    ]

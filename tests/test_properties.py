@@ -1,5 +1,6 @@
-"""Property tests (hypothesis) of the measures and closed forms: spec/math.md §1.1 and
-§3.1–3.14 (GitHub issue "Foundation", item 6)."""
+"""Property tests (hypothesis) of the measures and closed forms: the relations between the notions
+and
+the closed forms' properties."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def settings_pw(draw, zeros_prior=True, zeros_channel=True, min_out=1):
 deltas = st.floats(0.0, 1.0)
 
 
-# --- §1.1 / [003] Lemma 1: 0 ≤ ℓ(X→y) ≤ ε_max ----------------------------------------------
+# --- [Saeidian-PML] Lemma 1: 0 ≤ ℓ(X→y) ≤ ε_max ----------------------------------------------
 @SETTINGS
 @given(settings_pw())
 def test_pml_range(pw):
@@ -86,7 +87,7 @@ def test_pml_range(pw):
     assert (pml >= 0).all()
     assert (pml <= eps_max + SLACK).all()
     assert eps_max == pytest.approx(-np.log(p[p > 0].min()), abs=1e-12)
-    if (p > 0).sum() >= 2:  # [003] Lemma 2 (needs |supp p| ≥ 2)
+    if (p > 0).sum() >= 2:  # [Saeidian-PML] Lemma 2 (needs |supp p| ≥ 2)
         assert eps_max >= np.log(2) - 1e-12
 
 
@@ -117,7 +118,7 @@ def test_deterministic_mechanism_pml_is_minus_log_mass(p, k, data):
     assert pml[used] == pytest.approx(-np.log(p_y[used]), abs=1e-9)
 
 
-# --- §1.1 / [003] Prop 7: I ≤ E[ℓ] -------------------------------------------------------------
+# --- [Saeidian-PML] Prop 7: I ≤ E[ℓ] -------------------------------------------------------------
 @SETTINGS
 @given(settings_pw())
 def test_mutual_information_at_most_expected_pml(pw):
@@ -131,7 +132,7 @@ def test_mutual_information_at_most_expected_pml(pw):
 @SETTINGS
 @given(settings_pw(), deltas)
 def test_tail_pml_bounds_mutual_information(pw, delta):
-    """(ε,δ)-PML ⇒ I ≤ ε + δ ε_max (spec §1.1)."""
+    """(ε,δ)-PML ⇒ I ≤ ε + δ ε_max."""
     p, w = pw
     eps = ms.pml_tail_level(p, w, delta)
     assert ms.mutual_information(p, w) <= eps + delta * ms.epsilon_max(p) + SLACK
@@ -140,7 +141,7 @@ def test_tail_pml_bounds_mutual_information(pw, delta):
 @SETTINGS
 @given(settings_pw())
 def test_mutual_information_is_average_of_per_output_leakage(pw):
-    """I(S;U) = Σ_u p(u) [H(S) − H(S|U=u)] ≤ max_u [H(S) − H(S|U=u)] ([002] §1.1)."""
+    """I(S;U) = Σ_u p(u) [H(S) − H(S|U=u)] ≤ max_u [H(S) − H(S|U=u)] ([Calmon-Fawaz])."""
     p, w = pw
     p_u = p @ w
     terms = ms.information_leakage_per_output(p, w)
@@ -150,7 +151,7 @@ def test_mutual_information_is_average_of_per_output_leakage(pw):
     assert ms.mutual_information(p, w) <= ms.max_information_leakage(p, w) + SLACK
 
 
-# --- [003] Lemma 3: ε-PML ⇒ L ≤ ε; (ε,δ)-PML ⇒ L ≤ ln(e^ε + δ e^{ε_max}) ---------------------
+# --- [Saeidian-PML] Lemma 3: ε-PML ⇒ L ≤ ε; (ε,δ)-PML ⇒ L ≤ ln(e^ε + δ e^{ε_max}) -----------------
 @SETTINGS
 @given(settings_pw())
 def test_maximal_leakage_at_most_pml(pw):
@@ -183,7 +184,7 @@ def test_maximal_leakage_depends_on_support_only(p, data):
     assert ms.maximal_leakage(p, w) == pytest.approx(ms.maximal_leakage(q, w), abs=1e-12)
 
 
-# --- §1.1: LIP ⇒ PML, LDP ⇒ LIP, LIP ⇒ 2ε-LDP, LDP/LDI ⇒ PML bounds ---------------------------
+# --- LIP ⇒ PML, LDP ⇒ LIP, LIP ⇒ 2ε-LDP, LDP/LDI ⇒ PML bounds ---------------------------
 @SETTINGS
 @given(settings_pw())
 def test_lip_implies_pml(pw):
@@ -200,7 +201,7 @@ def test_ldp_lip_relations(pw):
     assert lip <= ldp + SLACK
     assert ldp <= 2 * lip + SLACK
     assert ms.pml_level(p, w) <= ldp + SLACK
-    # Theorem 3 of [002]: I ≤ IP level
+    # Theorem 3 of [Calmon-Fawaz]: I ≤ IP level
     assert ms.mutual_information(p, w) <= lip + SLACK
 
 
@@ -244,7 +245,8 @@ def test_ldp_at_most_leakage_capacity(pw):
 @SETTINGS
 @given(settings_pw(zeros_prior=False, zeros_channel=False))
 def test_leakage_capacity_is_sup_of_pml_over_priors(pw):
-    """[000] Thm 2.8: PML under any full-support prior is at most C(W), and near-point-mass
+    """[Saeidian-Rethinking] Thm 2.8: PML under any full-support prior is at most C(W), and
+    near-point-mass
     priors on argmin_x W[x,y] approach it."""
     p, w = pw
     cap = ms.leakage_capacity(w)
@@ -270,7 +272,7 @@ def test_ldi_at_least_ldp_minus_prior_ratio(pw):
     assert ms.ldi_level(p, w) <= ms.ldp_level(p, w) + eps_x + SLACK
 
 
-# --- post-processing never raises PML ([003] Lemma 1) ----------------------------------------
+# --- post-processing never raises PML ([Saeidian-PML] Lemma 1) ------------------------------------
 @SETTINGS
 @given(settings_pw(), st.data())
 def test_post_processing_never_raises_pml(pw, data):
@@ -359,14 +361,14 @@ def test_eml_at_zero_is_pml_and_at_one_is_zero(pw):
     p, w = pw
     assert ms.eml_level(p, w, 0.0) == pytest.approx(ms.pml_level(p, w), abs=1e-12)
     assert ms.eml_level(p, w, 1.0) == pytest.approx(0.0, abs=1e-9)
-    # δ below the lightest output's mass gives the PML level (the limit of [003] eq. (19))
+    # δ below the lightest output's mass gives the PML level (the limit of [Saeidian-PML] eq. (19))
     p_y = p @ w
     delta = 0.5 * p_y[p_y > 0].min()
     assert ms.eml_level(p, w, delta) == pytest.approx(ms.pml_level(p, w), rel=1e-12, abs=1e-12)
     assert ms.pml_tail_level(p, w, delta) == pytest.approx(ms.pml_level(p, w), abs=1e-12)
 
 
-# --- persuasive privacy ([001]) ---------------------------------------------------------------
+# --- persuasive privacy ([Bon-Persuasive]) --------------------------------------------------------
 @SETTINGS
 @given(settings_pw(zeros_prior=False))
 def test_pp_single_prior_delta0_equals_pml(pw):
@@ -383,7 +385,7 @@ def test_pp_delta_and_level_agree(pw, kappa):
     assert ms.persuasive_privacy_level(w, [p], delta) <= kappa + 1e-9
 
 
-# --- closed forms: E_d and E_i ([004]) --------------------------------------------------------
+# --- closed forms: E_d and E_i ([Wang-Ying-Zhang]) ------------------------------------------------
 @st.composite
 def database_priors(draw, zeros=False):
     m = draw(st.integers(2, 3))
@@ -452,7 +454,7 @@ def test_identifiability_mechanism_exists_iff_eps_at_least_tilde(prior, eps):
 @SETTINGS
 @given(database_priors())
 def test_identifiability_mechanism_exists_at_epsilon_tilde(prior):
-    """The feasible set is [ε̃_X, ∞) (spec §3.5): E_i exists at ε̃_X itself, even for
+    """The feasible set is [ε̃_X, ∞): E_i exists at ε̃_X itself, even for
     near-uniform priors where P_ε⁻¹ is ill-conditioned."""
     tilde = cf.epsilon_tilde_x(prior)
     assume(tilde > 1e-3)

@@ -2,7 +2,7 @@
 
 A :class:`Distortion` is a non-negative matrix ``d[y, u]`` (rows: inputs ``y``, columns:
 outputs ``u``; the two alphabets may differ), plus its ``kind`` and parameters so that fast
-paths can recognise structure (Hamming on databases, [004] §2).
+paths can recognise structure (Hamming on databases, [Wang-Ying-Zhang] §2).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class Distortion:
     @classmethod
     def database_hamming(cls, m: int, n: int) -> Distortion:
         """Row-wise Hamming distance on ``Dⁿ``: the number of rows in which ``x`` and ``y``
-        differ ([004] §2). The dense matrix is built only when asked for."""
+        differ ([Wang-Ying-Zhang] §2). The dense matrix is built only when asked for."""
         m = as_positive_int(m, "prior.database.m", minimum=2)
         n = as_positive_int(n, "prior.database.n")
         if m**n > MAX_MATERIALISED_DATABASES:
@@ -137,7 +137,8 @@ class Distortion:
         return bool(self.params.get("database"))
 
     def expected(self, input_probs: np.ndarray, mechanism: np.ndarray) -> float:
-        """``E[d(Y, U)] = Σ_{y,u} p(y) W[y,u] d(y,u)`` ([004] eq. 14; [002] eq. 15)."""
+        """``E[d(Y, U)] = Σ_{y,u} p(y) W[y,u] d(y,u)`` ([Wang-Ying-Zhang] eq. 14; [Calmon-Fawaz]
+        eq. 15)."""
         return float(np.sum(input_probs[:, None] * mechanism * self.matrix))
 
     def __repr__(self) -> str:

@@ -2,7 +2,7 @@
 
 A relation is stored as two integer arrays ``left``, ``right`` of ordered pairs (both
 directions of every unordered pair), never as a dense N × N mask. The Hamming relation on
-``Dⁿ`` (databases that differ in exactly one row, Wang et al. [004] §2) has
+``Dⁿ`` (databases that differ in exactly one row, Wang et al. [Wang-Ying-Zhang] §2) has
 ``mⁿ · n(m−1)`` ordered pairs.
 """
 
@@ -78,7 +78,7 @@ class NeighborRelation:
 
 
 class HammingNeighbors(NeighborRelation):
-    """Databases of ``Dⁿ`` (``|D| = m``) that differ in exactly one row ([004] §2).
+    """Databases of ``Dⁿ`` (``|D| = m``) that differ in exactly one row ([Wang-Ying-Zhang] §2).
 
     Lexicographic enumeration, ``x_1`` most significant. The pair arrays are built (vectorised:
     for every database, every row ``i`` and every other value of that row) only when first
@@ -125,7 +125,7 @@ class HammingNeighbors(NeighborRelation):
 
 
 def hamming_neighbors(m: int, n: int) -> HammingNeighbors:
-    """Databases of ``Dⁿ`` (``|D| = m``) that differ in exactly one row ([004] §2)."""
+    """Databases of ``Dⁿ`` (``|D| = m``) that differ in exactly one row ([Wang-Ying-Zhang] §2)."""
     return HammingNeighbors(m, n)
 
 

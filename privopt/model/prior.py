@@ -1,12 +1,12 @@
 """Priors: what the designer knows about the secret and the observed data.
 
-Three forms share one small protocol (spec/problem-format.md, ``[prior]``):
+Three forms share one small protocol (the ``[prior]`` table of a problem file):
 
 * :class:`Prior` — a single secret ``X``; the mechanism sees ``X`` itself.
-* :class:`JointPrior` — Calmon–Fawaz [002]: a private ``S`` and an observed ``Y`` with joint
+* :class:`JointPrior` — [Calmon-Fawaz]: a private ``S`` and an observed ``Y`` with joint
   ``p(s, y)``; the mechanism maps ``Y`` to ``U`` and the adversary's channel is
-  ``p(u|s) = Σ_y p(y|s) p(u|y)`` ([002] eq. 16), linear in the design variable.
-* :class:`DatabasePrior` — Wang et al. [004]: a database ``X = (x_1, …, x_n)`` in ``Dⁿ`` with
+  ``p(u|s) = Σ_y p(y|s) p(u|y)`` ([Calmon-Fawaz] eq. 16), linear in the design variable.
+* :class:`DatabasePrior` — [Wang-Ying-Zhang]: a database ``X = (x_1, …, x_n)`` in ``Dⁿ`` with
   ``|D| = m``, enumerated lexicographically (``x_1`` most significant).
 
 The protocol, used by every later layer:
@@ -120,7 +120,7 @@ class Prior:
 
 
 class JointPrior:
-    """A joint prior ``p(s, y)`` of a private ``S`` and an observed ``Y`` (Calmon–Fawaz [002]).
+    """A joint prior ``p(s, y)`` of a private ``S`` and an observed ``Y`` ([Calmon-Fawaz]).
 
     Parameters
     ----------
@@ -132,7 +132,7 @@ class JointPrior:
     Notes
     -----
     ``p(y|s)`` for a secret of zero mass is undefined; its row of :attr:`observation` is left at
-    zero and every measure leaves such secrets out (spec §0, support conventions).
+    zero and every measure leaves such secrets out (support conventions).
     """
 
     is_joint = True
@@ -197,7 +197,8 @@ class JointPrior:
         return self.p_y_given_s
 
     def induced_channel(self, mechanism):
-        """``p(u|s) = Σ_y p(y|s) p(u|y)`` ([002] eq. 16); linear, works on cvxpy expressions."""
+        """``p(u|s) = Σ_y p(y|s) p(u|y)`` ([Calmon-Fawaz] eq. 16); linear, works on cvxpy
+        expressions."""
         return self.p_y_given_s @ mechanism
 
     @property
@@ -221,10 +222,11 @@ class JointPrior:
 
 
 class DatabasePrior(Prior):
-    """A prior over databases ``X = (x_1, …, x_n) ∈ Dⁿ``, ``|D| = m`` (Wang et al. [004]).
+    """A prior over databases ``X = (x_1, …, x_n) ∈ Dⁿ``, ``|D| = m`` (Wang et al.
+    [Wang-Ying-Zhang]).
 
     Databases are enumerated in lexicographic order of ``(x_1, …, x_n)`` with ``x_1`` most
-    significant (spec/problem-format.md). Give exactly one of ``row_probs`` (i.i.d. rows) and
+    significant. Give exactly one of ``row_probs`` (i.i.d. rows) and
     ``probs`` (a full pmf of length ``m**n``).
 
     Parameters

@@ -26,7 +26,7 @@ from privopt.notions.base import (
     register,
 )
 
-#: The notions of spec/problem-format.md, in its order: measured in every result's ``leakage``.
+#: The notions of the problem-file format, in its order: measured in every result's ``leakage``.
 STANDARD_NOTIONS = (
     "mutual_information",
     "max_information_leakage",

@@ -191,7 +191,8 @@ class DesignContext:
     W : cvxpy.Variable
         The design variable ``p(u|y)``, ``|Y| × |U|``.
     channel : cvxpy.Expression
-        ``p(u|s)`` on the secret support, ``|supp S| × |U|`` (linear in ``W``, [002] eq. 16).
+        ``p(u|s)`` on the secret support, ``|supp S| × |U|`` (linear in ``W``, [Calmon-Fawaz] eq.
+        16).
     p_secret : numpy.ndarray
         ``p(s)`` on the secret support.
     p_u : cvxpy.Expression
@@ -287,7 +288,7 @@ class Notion:
 
     def independent_at_zero(self, neighbors=None) -> bool:
         """True when "level ≤ 0" says exactly that ``p(u|x)`` is the same for every secret in
-        the support (then D*(0) = min_u E d(Y, u) for a single secret, spec §2.5)."""
+        the support (then D*(0) = min_u E d(Y, u) for a single secret)."""
         return False
 
     def max_level(self, prior) -> float:

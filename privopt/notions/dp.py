@@ -1,7 +1,7 @@
 """Differential privacy on a neighbour relation (Hamming neighbours on Dⁿ by default).
 
-Wang et al. [004] Def. 3 and PD-DP (eqs 14–17); Calmon–Fawaz [002] Def. 5; [000] Def. 4.1;
-spec §1 row 12, §2.9. Linear and prior-free: ``p(u|x) ≤ e^ε p(u|x')`` for ``x ~ x'``.
+Wang et al. [Wang-Ying-Zhang] Def. 3 and PD-DP (eqs 14–17); Calmon–Fawaz [Calmon-Fawaz] Def. 5;
+[Saeidian-Rethinking] Def. 4.1. Linear and prior-free: ``p(u|x) ≤ e^ε p(u|x')`` for ``x ~ x'``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Identifiability on a neighbour relation (Hamming neighbours on Dⁿ by default).
 
-Wang et al. [004] Def. 2 and PD-I (eqs 8–13), rewritten as an LP in the mechanism
-(spec §2.8): ``p(x) p(u|x) ≤ e^ε p(x') p(u|x')`` for ``x ~ x'``. Infeasible below
-``ε_X = max_{x~x'} ln p(x)/p(x')`` ([004] Lemma 3), which the constant mechanism attains.
+Wang et al. [Wang-Ying-Zhang] Def. 2 and PD-I (eqs 8–13), rewritten as an LP in the mechanism:
+``p(x) p(u|x) ≤ e^ε p(x') p(u|x')`` for ``x ~ x'``. Infeasible below
+``ε_X = max_{x~x'} ln p(x)/p(x')`` ([Wang-Ying-Zhang] Lemma 3), which the constant mechanism
+attains.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Information privacy (Calmon–Fawaz) = local information privacy (LIP).
 
-Calmon–Fawaz [002] Def. 6; Saeidian et al. [003] Def. 15; spec §1 rows 3 and 9. Linear:
+Calmon–Fawaz [Calmon-Fawaz] Def. 6; Saeidian et al. [Saeidian-PML] Def. 15. Linear:
 ``e^{−ε} p(u) ≤ p(u|s) ≤ e^{ε} p(u)``, written as ``p(u) ≤ e^ε p(u|s)`` so that the single
 Parameter ``c = e^ε`` keeps the program DPP.
 """

@@ -1,6 +1,6 @@
 """Local differential privacy: DP over all pairs of secrets (= leakage capacity ≤ ε).
 
-Saeidian et al. [003] Def. 14; [000] Def. 2.7 and Thm 2.8; spec §1 rows 8, 14, 15.
+Saeidian et al. [Saeidian-PML] Def. 14; [Saeidian-Rethinking] Def. 2.7 and Thm 2.8.
 """
 
 from __future__ import annotations

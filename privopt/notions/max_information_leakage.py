@@ -1,9 +1,9 @@
 """Maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)``.
 
-Calmon–Fawaz [002] Def. 4 and Thm 2; spec §1 row 2, §2.5. "≤ ε" is convex only in the
+Calmon–Fawaz [Calmon-Fawaz] Def. 4 and Thm 2. "≤ ε" is convex only in the
 multiplied form (32): ``(H(S) − ε) p(u) + Σ_s p(s,u) ln(p(s,u)/p(u)) ≤ 0`` for every u, which
 is vacuous when ``p(u) = 0``. As an objective it is quasi-convex: the least level within a
-distortion budget is found by the line search over ε ([002] Thm 2's procedure).
+distortion budget is found by the line search over ε ([Calmon-Fawaz] Thm 2's procedure).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class MaxInformationLeakage(Notion):
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         h_s = float(stats.entropy(ctx.p_secret))
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
-        # Σ_s rel_entr(p(s,u), p(u)) = −p(u) H(S|U=u)      ([002] eq. 32)
+        # Σ_s rel_entr(p(s,u), p(u)) = −p(u) H(S|U=u)      ([Calmon-Fawaz] eq. 32)
         neg_cond_entropy = cp.sum(cp.rel_entr(ctx.joint, p_u_rows), axis=0)
         return [cp.multiply(h_s - level, ctx.p_u) + neg_cond_entropy <= 0]
 

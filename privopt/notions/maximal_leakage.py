@@ -1,6 +1,6 @@
 """Maximal leakage ``L = ln Σ_u max_x p(u|x)`` (the average-case PML guarantee).
 
-Saeidian et al. [003] eq. (1) and Def. 6 (Issa et al.); spec §1 row 6. "L ≤ ε" is the LP
+Saeidian et al. [Saeidian-PML] eq. (1) and Def. 6 (Issa et al.). "L ≤ ε" is the LP
 ``Σ_u max_x p(u|x) ≤ e^ε``; the least L within a budget minimises the sum directly.
 """
 

@@ -1,8 +1,8 @@
 """Average information leakage / mutual-information privacy ``I(S;U)``.
 
-Calmon–Fawaz [002] Def. 3 and Thm 1 (eq. 14); Wang et al. [004] Def. 4 and PD-MIP (eqs 31–34);
-spec §1 rows 1 and 13, §2.2, §2.12. Written with ``rel_entr`` in perspective form, never as a
-difference of entropies (spec §7.4).
+Calmon–Fawaz [Calmon-Fawaz] Def. 3 and Thm 1 (eq. 14); Wang et al. [Wang-Ying-Zhang] Def. 4 and
+PD-MIP (eqs 31–34). Written with ``rel_entr`` in perspective form, never as a
+difference of entropies.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class MutualInformation(Notion):
         return measures.mutual_information(prior, mechanism)
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
-        # I(S;U) = Σ_{s,u} p(s) rel_entr(p(u|s), p(u))   ([002] eq. 14)
+        # I(S;U) = Σ_{s,u} p(s) rel_entr(p(u|s), p(u))   ([Calmon-Fawaz] eq. 14)
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return cp.sum(cp.multiply(ctx.p_secret[:, None], cp.rel_entr(ctx.channel, p_u_rows)))
 

@@ -1,6 +1,6 @@
 """ε-pointwise maximal leakage (almost-sure guarantee).
 
-Saeidian et al. [003] Def. 4 and Thm 1; [000] Def. 2.3; spec §1 row 4. Linear:
+Saeidian et al. [Saeidian-PML] Def. 4 and Thm 1; [Saeidian-Rethinking] Def. 2.3. Linear:
 ``p(u|x) ≤ e^ε p(u)`` for every x in the support and every u.
 """
 
@@ -31,7 +31,7 @@ class PointwiseMaximalLeakage(Notion):
         return [ctx.channel <= level * ctx.broadcast_rows(ctx.p_u)]
 
     def max_level(self, prior) -> float:
-        return measures.epsilon_max(prior)  # every mechanism is ε_max-PML ([003] Lemma 2)
+        return measures.epsilon_max(prior)  # every mechanism is ε_max-PML ([Saeidian-PML] Lemma 2)
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
         p = prior.secret_probs

@@ -43,7 +43,7 @@ def orbit_lp(
     * ``"joint_mass"`` — ``s_T = 1/(K(T) P(r))``: the joint orbit mass ``P(T)``; neighbour
       constraints carry ``T_ab/(T_{a'b}+1)`` only.
 
-    Neighbour constraint ([004] eq. 15 / eq. 9): ``c_a w_T ≤ e^ε c_{a'} w_{T'}`` with
+    Neighbour constraint ([Wang-Ying-Zhang] eq. 15 / eq. 9): ``c_a w_T ≤ e^ε c_{a'} w_{T'}`` with
     ``c ≡ 1`` (DP) or ``c = π`` (identifiability), for every move of :meth:`OrbitTable.moves`.
     Row constraints: ``Σ_{T: x-type r} K(T) w_T = 1``. Objective ``Σ_T P(r_T) K(T) w_T d(T)``.
     """
@@ -133,7 +133,8 @@ def orbit_ba(
     max_iter: int = 200_000,
     log_q0: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float, float, dict]:
-    """Blahut–Arimoto for ``min I(X;Y) + λ E d`` on orbits ([002] Remark 2; [004] eq. 94).
+    """Blahut–Arimoto for ``min I(X;Y) + λ E d`` on orbits ([Calmon-Fawaz] Remark 2;
+    [Wang-Ying-Zhang] eq. 94).
 
     Iterates ``W[x,y] = p_Y(y) e^{−λ d(x,y)} / Z(x)`` and ``p_Y(y) = Σ_x p(x) W[x,y]``, both
     invariant, in log domain: ``p_Y`` depends on the y-type ``s`` only and ``Z`` on the x-type

@@ -94,7 +94,8 @@ def _lse_rows(a: np.ndarray) -> np.ndarray:
 
 
 def mutual_information(p: np.ndarray, W: np.ndarray) -> float:
-    """``I(X;U) = Σ p(x) W[x,u] ln(W[x,u]/q(u))`` with ``0 ln 0 = 0`` ([004] Def. 4, nats)."""
+    """``I(X;U) = Σ p(x) W[x,u] ln(W[x,u]/q(u))`` with ``0 ln 0 = 0`` ([Wang-Ying-Zhang] Def. 4,
+    nats)."""
     q = p @ W
     rows = p > 0
     Wr = W[rows]

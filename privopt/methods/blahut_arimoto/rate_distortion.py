@@ -2,11 +2,12 @@
 
 The problem is rate–distortion for the prior ``p`` and the distortion ``d``:
 
-* ``max_distortion = D`` — PD-MIP ([004] eqs. (31)–(34); [002] Thm 1 / Corollary 1):
+* ``max_distortion = D`` — PD-MIP ([Wang-Ying-Zhang] eqs. (31)–(34); [Calmon-Fawaz]
+  Thm 1 / Corollary 1):
   ``R(D) = min I(X;U)`` s.t. ``Σ p(x) W[x,u] d(x,u) ≤ D``;
 * ``epsilon = ε`` — the dual trade-off ``min E[d]`` s.t. ``I(X;U) ≤ ε``.
 
-[002] Remark 2 notes that an alternating (Blahut–Arimoto) scheme solves it; this module is
+[Calmon-Fawaz] Remark 2 notes that an alternating (Blahut–Arimoto) scheme solves it; this module is
 that scheme, made exact and certified:
 
 1. **Fixed slope** ``s ≥ 0`` (Blahut 1972, Thm 6; Cover & Thomas §10.8). With the kernel
@@ -167,7 +168,8 @@ def rate_distortion(
     blas_threads: int | None = 1,
     deadline: Deadline | None = None,
 ) -> RateDistortionSolution:
-    """Least mutual information at an expected-distortion budget (PD-MIP, [004] eq. (31)).
+    """Least mutual information at an expected-distortion budget (PD-MIP, [Wang-Ying-Zhang] eq.
+    (31)).
 
     Parameters
     ----------

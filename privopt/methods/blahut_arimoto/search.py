@@ -43,7 +43,7 @@ class RateDistortion:
         self.scale = max(self.D_max - self.D_min, 1e-300)
 
     def expected(self, W: np.ndarray) -> float:
-        """``E[d] = Σ p(x) W[x,u] d(x,u)`` ([004] eq. (32))."""
+        """``E[d] = Σ p(x) W[x,u] d(x,u)`` ([Wang-Ying-Zhang] eq. (32))."""
         return float(np.sum(self.p[:, None] * W * self.d))
 
     def constant_point(self) -> SlopePoint:

@@ -33,9 +33,9 @@ def single_row_lp(
     ``min Σ_a π_a Σ_{b≠a} B[a,b]`` s.t. rows of ``B`` sum to 1, ``B ≥ 0`` and, for all
     ``a ≠ a'`` in ``supp π`` and all ``b``:
 
-    * ``"dp"``: ``B[a,b] ≤ e^ε B[a',b]`` ([004] eq. 15 with n = 1);
-    * ``"identifiability"``: ``π_a B[a,b] ≤ e^ε π_{a'} B[a',b]`` ([004] eq. 9 in the joint
-      ``q[a,b] = π_a B[a,b]``, spec §2.8).
+    * ``"dp"``: ``B[a,b] ≤ e^ε B[a',b]`` ([Wang-Ying-Zhang] eq. 15 with n = 1);
+    * ``"identifiability"``: ``π_a B[a,b] ≤ e^ε π_{a'} B[a',b]`` ([Wang-Ying-Zhang] eq. 9
+      in the joint ``q[a,b] = π_a B[a,b]``).
 
     Solved in *ray form* (derived): both constraints say that every column (of ``B`` for DP,
     of ``q`` for identifiability) lies in the cone ``C = {v ≥ 0 : max v ≤ e^ε min v}``, whose
@@ -134,8 +134,9 @@ def _infeasible(res) -> bool:
 def _single_row_lp_direct(
     pi: np.ndarray, notion: str, epsilon: float, tol: float
 ) -> tuple[str, np.ndarray | None, float, dict]:
-    """The one-row LP written as printed ([004] eqs 15 / 9 with n = 1): variables ``B[a,b]``,
-    constraints ``c_a B[a,b] − e^ε c_{a'} B[a',b] ≤ 0``. Reliable for moderate ε only."""
+    """The one-row LP written as printed ([Wang-Ying-Zhang] eqs 15 / 9 with n = 1):
+    variables ``B[a,b]``, constraints ``c_a B[a,b] − e^ε c_{a'} B[a',b] ≤ 0``. Reliable for
+    moderate ε only."""
     m = pi.size
     sup = np.flatnonzero(pi > 0)
     k = sup.size

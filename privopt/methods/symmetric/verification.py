@@ -107,10 +107,11 @@ def verify_symmetric(
     """Re-measure a symmetric mechanism on its reduced representation.
 
     * DP / identifiability level: ``max`` over neighbouring orbits ``T → T'`` (one row of x
-      changed) of ``ln w_T/w_{T'}`` (DP, [004] Def. 3) or ``ln π_a w_T/(π_{a'} w_{T'})``
-      (identifiability, [004] Def. 2), over secrets in the support and outputs with
+      changed) of ``ln w_T/w_{T'}`` (DP, [Wang-Ying-Zhang] Def. 3) or ``ln π_a w_T/(π_{a'} w_{T'})``
+      (identifiability, [Wang-Ying-Zhang] Def. 2), over secrets in the support and outputs with
       ``p(y) > 0``;
-    * mutual information ``Σ_T P(T) ln(w_T / p_Y(s_T))`` ([004] Def. 4) with ``p_Y`` per y-type;
+    * mutual information ``Σ_T P(T) ln(w_T / p_Y(s_T))`` ([Wang-Ying-Zhang] Def. 4) with ``p_Y``
+    per y-type;
     * distortion ``Σ_T P(T) d(T)`` with the orbit mass ``P(T) = (n!/Π T_ab!) Π π_a^{r_a} w_T``;
     * row sums ``Σ_{T: x-type r} K(T) w_T`` for every x-type.
 
