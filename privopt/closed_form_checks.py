@@ -453,7 +453,7 @@ def wang_identifiability_applies(prior, distortion: Distortion, neighbors) -> bo
 
 
 def identifiability_candidate(prior, distortion: Distortion, neighbors, eps: float):
-    """Wang, Ying & Zhang's optimal identifiability mechanism E_i at ε, with its lower bound.
+    """[Wang-Ying-Zhang]'s optimal identifiability mechanism E_i at ε, with its lower bound.
 
     Where their setting applies (a prior on ``Dⁿ`` or one alphabet, Hamming distortion and
     neighbours, full support, ε ≥ ε̃_X), E_i of eq. (29) has level ε and distortion

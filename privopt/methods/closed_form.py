@@ -1,7 +1,7 @@
 """Closed-form optima offered as a method: Wang, Ying & Zhang's identifiability mechanism.
 
 For identifiability with Hamming distortion and Hamming neighbours on a full-support prior,
-Wang, Ying & Zhang (2016), Thm 1, give the optimum in closed form from ε̃_X on: the mechanism
+[Wang-Ying-Zhang], Thm 1, give the optimum in closed form from ε̃_X on: the mechanism
 E_i of eq. (29), of distortion ``h(ε)`` (eq. (36)), which also bounds every identifiable
 mechanism's distortion from below (Lemma 1). At large ε the program's ``e^{±ε}``
 coefficients defeat the LP solvers (answers off by up to 1e-2, or no answer), while the
@@ -20,7 +20,7 @@ __all__ = ["WangIdentifiability"]
 
 
 class WangIdentifiability(Method):
-    """E_i of Wang, Ying & Zhang (2016), eq. (29), certified by ``h(ε)`` (Lemma 1, Thm 1)."""
+    """E_i of [Wang-Ying-Zhang], eq. (29), certified by ``h(ε)`` (Lemma 1, Thm 1)."""
 
     name = "wang-identifiability"
     description = (
