@@ -12,7 +12,9 @@ import csv
 import functools
 import gc
 import math
+import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -414,7 +416,7 @@ def _time_one(run: Callable[[], object]) -> float:
     return float(np.median(times))
 
 
-def curve_cases(size: str) -> list[dict]:
+def curve_cases(size: str, executor=None) -> list[dict]:
     """A privacy–distortion curve (50 points; 5 at the smoke size) against one solve.
 
     Three references, all measured here: ``one_default_s`` is ``po.design`` at ε = 1 with no
@@ -423,47 +425,51 @@ def curve_cases(size: str) -> list[dict]:
     re-solved through the cvxpy program's Parameter without warm starts (the previous
     ``sweep``), for the instances where that takes under a minute or so.
     """
-    out = []
+    calls = [(_curve_task, size, instance) for instance in _curve_instances(size)]
+    if executor is not None:
+        return _submit_all(executor, calls)
+    return [fn(*args) for fn, *args in calls]
+
+
+def _curve_row(size: str, label: str, pr, dist, notion: str) -> dict:
+    """Measure one curve instance in this process (see :func:`curve_cases`)."""
     n_points = 5 if size == "smoke" else 50
     eps = np.linspace(0.05, 3.0, n_points)
-    for label, pr, dist, notion in _curve_instances(size):
-        gc.collect()
-        one = po.design(pr, dist, notion, epsilon=1.0)  # imports and caches, not timed
-        one_default = _time_one(functools.partial(po.design, pr, dist, notion, epsilon=1.0))
-        t0 = time.perf_counter()
-        curve = po.sweep(pr, dist, notion, epsilons=eps)
-        many = time.perf_counter() - t0
-        method = curve.results[0].solver.name if curve.results[0] else "?"
-        if _fast_path(method):
-            one_same = _time_one(
-                functools.partial(po.design, pr, dist, notion, epsilon=1.0, solver=method)
-            )
-        else:
-            one_same = one_default
-        dpp = float("nan")
-        slow = notion == "mutual_information" and pr.n_inputs > 30
-        if _fast_path(method) and not slow and size != "smoke":
-            chain = "CLARABEL" if notion == "mutual_information" or pr.n_inputs > 60 else "HIGHS"
-            t0 = time.perf_counter()
-            po.sweep(pr, dist, notion, epsilons=eps, solver=chain)
-            dpp = time.perf_counter() - t0
-        ok = sum(r["status"].startswith("optimal") for r in curve.records)
-        out.append(
-            {
-                "curve": label,
-                "points": n_points,
-                "method": method,
-                "one_default_method": one.solver.name,
-                "one_default_s": one_default,
-                "one_same_method_s": one_same,
-                "curve_s": many,
-                "ratio_vs_default": many / one_default,
-                "ratio_vs_same_method": many / one_same,
-                "cvxpy_dpp_curve_s": dpp,
-                "points_optimal": ok,
-            }
+    gc.collect()
+    one = po.design(pr, dist, notion, epsilon=1.0)  # imports and caches, not timed
+    one_default = _time_one(functools.partial(po.design, pr, dist, notion, epsilon=1.0))
+    t0 = time.perf_counter()
+    curve = po.sweep(pr, dist, notion, epsilons=eps)
+    many = time.perf_counter() - t0
+    method = curve.results[0].solver.name if curve.results[0] else "?"
+    if _fast_path(method):
+        one_same = _time_one(
+            functools.partial(po.design, pr, dist, notion, epsilon=1.0, solver=method)
         )
-    return out
+    else:
+        one_same = one_default
+    dpp = float("nan")
+    slow = notion == "mutual_information" and pr.n_inputs > 30
+    if _fast_path(method) and not slow and size != "smoke":
+        chain = "CLARABEL" if notion == "mutual_information" or pr.n_inputs > 60 else "HIGHS"
+        t0 = time.perf_counter()
+        po.sweep(pr, dist, notion, epsilons=eps, solver=chain)
+        dpp = time.perf_counter() - t0
+    ok = sum(r["status"].startswith("optimal") for r in curve.records)
+    return {
+        "curve": label,
+        "points": n_points,
+        "method": method,
+        "one_default_method": one.solver.name,
+        "one_default_s": one_default,
+        "one_same_method_s": one_same,
+        "curve_s": many,
+        "ratio_vs_default": many / one_default,
+        "ratio_vs_same_method": many / one_same,
+        "cvxpy_dpp_curve_s": dpp,
+        "points_optimal": ok,
+        "worker": _where(),
+    }
 
 
 def _measure(run: Callable[[], tuple[float, dict]]) -> tuple[float, dict]:
@@ -477,49 +483,116 @@ def _measure(run: Callable[[], tuple[float, dict]]) -> tuple[float, dict]:
     return value, info
 
 
-def run_cases(cases: list[Case], log: Callable[[str], None] = print) -> list[dict]:
-    """Run every case's baseline and methods; return one row per (case, method)."""
+def _where() -> str:
+    """The host and process a measurement ran in."""
+    return f"{platform.node()}:{os.getpid()}"
+
+
+def _case_task(case: Case) -> tuple[list[dict], list[str]]:
+    """One case measured where the task runs (its rows and log lines)."""
+    lines: list[str] = []
+    return _case_rows(case, lines.append), lines
+
+
+def _curve_task(size: str, instance: tuple) -> dict:
+    """One curve instance measured where the task runs."""
+    return _curve_row(size, *instance)
+
+
+def _submit_all(executor, calls: list[tuple]) -> list:
+    """Run ``fn(*args)`` for each of ``calls`` on ``executor``; results in order.
+
+    The benchmark modules are pickled by value, so that the workers of a remote cluster need
+    privopt installed but not this folder.
+    """
+    import concurrent.futures as cf
+
+    import cloudpickle
+
+    from benchmarks import baselines as _baselines
+    from privopt.solve.batch import resolve_executor
+
+    for module in (sys.modules[__name__], _baselines):
+        cloudpickle.register_pickle_by_value(module)
+    pool = resolve_executor(executor)
+    futures = [pool.submit(fn, *args) for fn, *args in calls]
+    cf.wait(futures)
+    return [f.result() for f in futures]
+
+
+def run_cases(cases: list[Case], log: Callable[[str], None] = print, executor=None) -> list[dict]:
+    """Run every case's baseline and methods; return one row per (case, method).
+
+    Parameters
+    ----------
+    cases : list of Case
+    log : callable
+        Receives one line per measurement.
+    executor : Executor or distributed.Client, optional
+        Run each case (its baseline and every method, one after the other, so that the
+        ratios hold) as one task there; the rows say where (``worker``).
+
+    Returns
+    -------
+    list of dict
+    """
+    if executor is None:
+        rows = []
+        for case in cases:
+            rows += _case_rows(case, log)
+        return rows
     rows = []
-    for case in cases:
-        base_value, base_info = (float("nan"), {"total_s": float("nan"), "status": "skipped"})
-        if case.baseline is not None:
-            base_value, base_info = _measure(case.baseline)
-        results = {"baseline": (base_value, base_info)}
-        for name, run in case.methods.items():
-            results[name] = _measure(run)
-        best = [v for v, _ in results.values() if isinstance(v, float) and math.isfinite(v)]
-        target = case.reference if case.reference is not None else (min(best) if best else None)
-        for name, (value, info) in results.items():
-            ratio = (
-                base_info["total_s"] / info["total_s"]
-                if info.get("total_s") and math.isfinite(base_info.get("total_s", math.nan))
-                else float("nan")
-            )
-            row = {
-                "family": case.family,
-                "notion": case.notion,
-                "instance": case.label,
-                "size": case.size,
-                "method": name,
-                "status": info.get("status"),
-                "value": value,
-                "error": abs(value - target)
-                if target is not None and math.isfinite(value)
-                else float("nan"),
-                "error_against": case.reference_what or "best value found",
-                "total_s": info.get("total_s", float("nan")),
-                "build_s": info.get("build_s", float("nan")),
-                "solve_s": info.get("solve_s", float("nan")),
-                "compile_s": info.get("compile_s", float("nan")),
-                "iterations": info.get("iterations"),
-                "peak_mb": info.get("peak_mb", float("nan")),
-                "speedup_vs_baseline": ratio,
-            }
-            rows.append(row)
-            log(
-                f"{case.family:11s} {case.notion:24s} {case.label:22s} {name:28s} "
-                f"{row['total_s']:9.4f}s  x{ratio:9.1f}  err {row['error']:.2e}  {row['status']}"
-            )
+    for case_rows, lines in _submit_all(executor, [(_case_task, case) for case in cases]):
+        rows += case_rows
+        for line in lines:
+            log(line)
+    return rows
+
+
+def _case_rows(case: Case, log: Callable[[str], None]) -> list[dict]:
+    """Measure one case's baseline and methods in this process."""
+    rows = []
+    worker = _where()
+    base_value, base_info = (float("nan"), {"total_s": float("nan"), "status": "skipped"})
+    if case.baseline is not None:
+        base_value, base_info = _measure(case.baseline)
+    results = {"baseline": (base_value, base_info)}
+    for name, run in case.methods.items():
+        results[name] = _measure(run)
+    best = [v for v, _ in results.values() if isinstance(v, float) and math.isfinite(v)]
+    target = case.reference if case.reference is not None else (min(best) if best else None)
+    for name, (value, info) in results.items():
+        ratio = (
+            base_info["total_s"] / info["total_s"]
+            if info.get("total_s") and math.isfinite(base_info.get("total_s", math.nan))
+            else float("nan")
+        )
+        row = {
+            "family": case.family,
+            "notion": case.notion,
+            "instance": case.label,
+            "size": case.size,
+            "method": name,
+            "status": info.get("status"),
+            "value": value,
+            "error": abs(value - target)
+            if target is not None and math.isfinite(value)
+            else float("nan"),
+            "error_against": case.reference_what or "best value found",
+            "total_s": info.get("total_s", float("nan")),
+            "build_s": info.get("build_s", float("nan")),
+            "solve_s": info.get("solve_s", float("nan")),
+            "compile_s": info.get("compile_s", float("nan")),
+            "iterations": info.get("iterations"),
+            "peak_mb": info.get("peak_mb", float("nan")),
+            "speedup_vs_baseline": ratio,
+            "worker": worker,
+        }
+        rows.append(row)
+        log(
+            f"{case.family:11s} {case.notion:24s} {case.label:22s} {name:28s} "
+            f"{row['total_s']:9.4f}s  x{ratio:9.1f}  err {row['error']:.2e}  {row['status']}"
+        )
     return rows
 
 
@@ -540,6 +613,7 @@ COLUMNS = [
     "iterations",
     "peak_mb",
     "speedup_vs_baseline",
+    "worker",
 ]
 
 
@@ -614,8 +688,14 @@ def run(
     families=("hamming-db", "single"),
     out_dir: Path | None = None,
     log: Callable[[str], None] = print,
+    executor=None,
 ) -> tuple[list[dict], dict[str, Path]]:
-    """Run the benchmark families at ``size`` and write the outputs."""
+    """Run the benchmark families at ``size`` and write the outputs.
+
+    With ``executor`` (a :class:`concurrent.futures.Executor` or a Dask
+    ``distributed.Client``) each case and each curve is one task, measured where it runs
+    (ratios are within a task, so they hold; the ``worker`` column says where).
+    """
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}")
     cases: list[Case] = []
@@ -625,11 +705,11 @@ def run(
         cases += single_cases(size)
     if "targets" in families:
         cases += target_cases(size)
-    rows = run_cases(cases, log)
+    rows = run_cases(cases, log, executor)
     out_dir = out_dir or Path(__file__).parent / "results"
     paths = write_outputs(rows, out_dir, size) if rows else {}
     if "curves" in families:
-        curves = curve_cases(size)
+        curves = curve_cases(size, executor)
         for c in curves:
             log(
                 f"curve {c['curve']:30s} [{c['method']}] one solve {c['one_default_s']:.3f}s "

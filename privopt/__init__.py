@@ -31,6 +31,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "measures": ("privopt.measures", None),
     "closed_form_checks": ("privopt.closed_form_checks", None),
     "paper_programs": ("privopt.paper_programs", None),
+    "f_information": ("privopt.f_information", None),
+    "guarantees": ("privopt.guarantees", None),
+    "gain": ("privopt.gain", None),
+    "disclosure": ("privopt.disclosure", None),
+    "counting": ("privopt.counting", None),
+    "persuasive": ("privopt.persuasive", None),
+    "LaplaceCounting": ("privopt.counting", "LaplaceCounting"),
+    "counting_query_prior": ("privopt.counting", "counting_query_prior"),
     "methods": ("privopt.methods", None),
     "validation": ("privopt.validation", None),
     "files": ("privopt.files", None),
@@ -59,6 +67,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "leakage_report": ("privopt.solve", "leakage_report"),
     "solve_problem": ("privopt.solve", "solve_problem"),
     "sweep": ("privopt.solve", "sweep"),
+    "solve_many": ("privopt.solve", "solve_many"),
+    "sweep_notions": ("privopt.solve", "sweep_notions"),
 }
 
 # typing.TYPE_CHECKING without importing typing (it would cost start-up time, see _entry.py)
@@ -66,7 +76,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from typing import Any
 
-    from privopt import closed_forms, files, measures, methods, paper_programs, validation
+    from privopt import (
+        closed_forms,
+        counting,
+        disclosure,
+        f_information,
+        files,
+        gain,
+        guarantees,
+        measures,
+        methods,
+        paper_programs,
+        persuasive,
+        validation,
+    )
+    from privopt.counting import LaplaceCounting, counting_query_prior
     from privopt.methods import METHODS, method_names
     from privopt.methods.cvxpy_program import PrivacyProblem, build_problem
     from privopt.model import (
@@ -88,8 +112,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         SolverRun,
         design,
         leakage_report,
+        solve_many,
         solve_problem,
         sweep,
+        sweep_notions,
     )
     from privopt.status import Status
 
@@ -142,6 +168,7 @@ __all__ = [
     "InfeasibleError",
     "InputError",
     "JointPrior",
+    "LaplaceCounting",
     "METHODS",
     "Mechanism",
     "NeighborRelation",
@@ -156,9 +183,15 @@ __all__ = [
     "build_problem",
     "closed_form_checks",
     "closed_forms",
+    "counting",
+    "counting_query_prior",
     "design",
+    "disclosure",
+    "f_information",
     "files",
+    "gain",
     "get_notion",
+    "guarantees",
     "hamming_neighbors",
     "leakage_report",
     "measures",
@@ -166,8 +199,11 @@ __all__ = [
     "methods",
     "notion_names",
     "paper_programs",
+    "persuasive",
     "prepare_request",
+    "solve_many",
     "solve_problem",
     "sweep",
+    "sweep_notions",
     "validation",
 ]

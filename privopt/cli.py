@@ -7,6 +7,7 @@ Commands::
                   [--notions a,b,c] [--csv P] [--json] [--plot P.png|.pdf|.svg] [--solver NAME]
     privopt audit FILE [--json] [--mechanism mech.json|.csv|.npz]
     privopt demo [--out-dir DIR] [--json] [--no-plot]
+    privopt batch FILE|DIR… --out results.csv|.parquet [--workers N | --scheduler ADDRESS]
     privopt notions | solvers
 
 Exit codes: 0 solved; 1 the request is infeasible (the least achievable value is on stderr and,
@@ -35,6 +36,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -48,7 +50,41 @@ from privopt._io import (
     same_output,
 )
 from privopt.errors import InfeasibleError, InputError, PrivoptError
-from privopt.files import ProblemSpec, check_reference, load_mechanism, load_problem, parse_problem
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.files import ProblemSpec
+
+
+# The problem-file layer imports the notions and cvxpy (about a second): it is imported on
+# first use, so that ``privopt --help`` and argument errors answer at once.
+def load_problem(*args, **kwargs):
+    """:func:`privopt.files.load_problem`, imported on first use."""
+    from privopt.files import load_problem as load
+
+    return load(*args, **kwargs)
+
+
+def parse_problem(*args, **kwargs):
+    """:func:`privopt.files.parse_problem`, imported on first use."""
+    from privopt.files import parse_problem as parse
+
+    return parse(*args, **kwargs)
+
+
+def load_mechanism(*args, **kwargs):
+    """:func:`privopt.files.load_mechanism`, imported on first use."""
+    from privopt.files import load_mechanism as load
+
+    return load(*args, **kwargs)
+
+
+def check_reference(*args, **kwargs):
+    """:func:`privopt.files.check_reference`, imported on first use."""
+    from privopt.files import check_reference as check
+
+    return check(*args, **kwargs)
+
 
 __all__ = ["main", "build_parser", "DEMO_FIGURE", "MAX_CURVE_POINTS", "PLOT_FORMATS"]
 
@@ -289,10 +325,12 @@ def _matrix_lines(matrix: np.ndarray, inputs, outputs, corner: str = "y \\ u") -
     return lines
 
 
-def _leakage_lines(leakage: dict, asked: str | None, prior, neighbors: str | None) -> list[str]:
+def _leakage_lines(
+    leakage: dict, asked: str | None, prior, neighbors: str | None, unit: str = "nats"
+) -> list[str]:
     rel = neighbors or ("hamming" if getattr(prior, "is_database", False) else "all")
     rel = "Hamming neighbours" if rel == "hamming" else "all pairs"
-    lines = [f"leakage of this mechanism (nats; dp and identifiability on {rel})"]
+    lines = [f"leakage of this mechanism ({unit}; dp and identifiability on {rel})"]
     width = max(len(k) for k in leakage) if leakage else 10
     for name, value in leakage.items():
         mark = "  <- the asked notion" if name == asked else ""
@@ -327,12 +365,13 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     prints ``inf``) when given, else from the JSON object ``out``."""
     lines = _header(spec)
     notion = out["notion"]
+    unit = out.get("unit", "nats")
     raw = result
     requested = dict(raw.requested) if raw is not None else out["requested"]
     if out.get("mode") == "max_distortion":
         request = f"least {notion} level subject to E[d] <= {_fmt(requested['max_distortion'])}"
     else:
-        request = f"least E[d] subject to {notion} <= {_fmt(requested['epsilon'])} nats"
+        request = f"least E[d] subject to {notion} <= {_fmt(requested['epsilon'])} {unit}"
     lines += ["", f"request     {request}"]
     if out["status"] == "infeasible":
         lines.append("status      INFEASIBLE")
@@ -358,7 +397,7 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     distortion = raw.distortion if raw is not None else out["distortion"]
     if level is None:
         return _lines(lines + ["", "no feasible mechanism was found"])
-    lines.append(f"level       {notion} = {_fixed(level, 12)} nats")
+    lines.append(f"level       {notion} = {_fixed(level, 12)} {unit}")
     lines.append(f"distortion  E[d] = {_fixed(distortion, 12)}")
     if out.get("mechanism") is None and out.get("structured_mechanism"):
         lines += ["", "optimal mechanism, held in structured form (too large to write out)"]
@@ -370,8 +409,12 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
         lines += _matrix_lines(np.array(out["mechanism"]), out["inputs"], out["outputs"])
     leakage = dict(raw.leakage) if raw is not None else out.get("leakage")
     if leakage:
-        lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors)
+        lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors, unit)
     lines += _closed_form_lines(out.get("closed_form") or [])
+    notes = out.get("notes") or {}
+    if notes:
+        lines += ["", "notes"]
+        lines += [f"  {key}: {_fmt(value, 9)}" for key, value in notes.items()]
     if checks:
         lines += [""] + _reference_lines(spec, checks)
     return _lines(lines)
@@ -471,10 +514,14 @@ def _write_mechanism(out: dict, path: str) -> None:
 
 
 def _finish_solve(spec: ProblemSpec, out: dict, checks: list[dict], args, result=None) -> int:
+    from privopt.solve.units import json_in_unit, result_in_unit
+
+    unit = getattr(args, "unit", "nats")  # --unit: the levels shown, after the reference check
     if args.json:
-        _print_json(out)
+        _print_json(json_in_unit(out, unit))
     else:
-        print(_solve_text(spec, out, checks, result))
+        shown = result_in_unit(result, unit) if result is not None else None
+        print(_solve_text(spec, json_in_unit(out, unit), checks, shown))
     if out["status"] == "infeasible":
         quantity = out.get("least_achievable_quantity") or "value"
         least = out.get("least_achievable")
@@ -914,6 +961,8 @@ def _optioned_levels(spec: ProblemSpec, matrix) -> dict[str, float]:
         if not declared or not all(o.name in spec.options for o in notion.options if o.required):
             continue
         given = {k: spec.options[k] for k in declared if k in spec.options}
+        if not given:
+            continue
         neighbors = spec.neighbors if notion.uses_neighbors else None
         out[name] = float(notion.measure(spec.prior, matrix, neighbors, **given))
     return out
@@ -934,6 +983,70 @@ def _audit_structured(spec: ProblemSpec, mechanism) -> dict:
         out["notion"] = spec.notion
         out["epsilon"] = leakage.get(spec.notion)
     return out
+
+
+def _paper_audits(spec: ProblemSpec, matrix) -> dict[str, Any]:
+    """The audits beyond the leakage report: information measures always, the tail and event
+    levels at ``[privacy] delta``, the least δ at ``[privacy] epsilon``."""
+    from privopt import disclosure, f_information, guarantees, measures, persuasive
+
+    prior = spec.prior
+    out: dict[str, Any] = {
+        "information": {
+            "total_variation": f_information.total_variation_privacy(prior, matrix),
+            "chi_square": f_information.chi_square_information(prior, matrix),
+            "expected_pml": f_information.expected_pml(prior, matrix),
+            "min_entropy": disclosure.min_entropy(prior.secret_probs),
+            "singles_out": bool(disclosure.singles_out(prior, matrix)),
+        }
+    }
+    if spec.delta is not None:
+        tail: dict[str, Any] = {
+            "delta": spec.delta,
+            "pml_tail": measures.pml_tail_level(prior, matrix, spec.delta),
+            "eml": measures.eml_level(prior, matrix, spec.delta),
+        }
+        if spec.delta < 1:
+            tail["approximate_max_information"] = f_information.approximate_max_information(
+                prior, matrix, spec.delta
+            )
+        if prior.observation is None:  # probabilistic DP is about the mechanism's own rows
+            from privopt.validation import resolve_neighbors
+
+            rel = resolve_neighbors(prior, spec.neighbors)
+            tail["probabilistic_dp"] = persuasive.probabilistic_dp_level(
+                matrix, spec.delta, rel.restricted(np.flatnonzero(prior.secret_probs > 0))
+            )
+        out["tail"] = tail
+    priors = spec.options.get("priors")
+    if isinstance(priors, list) and spec.options.get("about", "secret") == "secret":
+        # the PML supremum over the convex hull of the listed priors (robust_pml's class)
+        out["information"]["robust_pml_hull"] = measures.robust_pml_hull_level(
+            prior, matrix, priors
+        )
+    if spec.epsilon is not None and math.isfinite(spec.epsilon):
+        out["least_delta"] = {
+            "epsilon": spec.epsilon,
+            "pml_tail": guarantees.pml_least_delta(prior, matrix, spec.epsilon),
+            "eml": guarantees.eml_least_delta(prior, matrix, spec.epsilon),
+        }
+    return out
+
+
+def _paper_audit_lines(out: dict) -> list[str]:
+    lines = ["", "information measures"]
+    for key, value in out["information"].items():
+        shown = ("yes" if value else "no") if isinstance(value, bool) else _fmt(value, 12)
+        lines.append(f"  {key:<28}{shown}")
+    if "tail" in out:
+        lines += ["", f"tail and event audits at δ = {_fmt(out['tail']['delta'], 6)} (nats)"]
+        lines += [f"  {k:<28}{_fmt(v, 12)}" for k, v in out["tail"].items() if k != "delta"]
+    if "least_delta" in out:
+        lines += ["", f"least δ at ε = {_fmt(out['least_delta']['epsilon'], 6)}"]
+        lines += [
+            f"  {k:<28}{_fmt(v, 12)}" for k, v in out["least_delta"].items() if k != "epsilon"
+        ]
+    return lines
 
 
 def _audit(spec: ProblemSpec, mechanism) -> dict:
@@ -960,6 +1073,7 @@ def _audit(spec: ProblemSpec, mechanism) -> dict:
         if spec.notion is not None:
             out["notion"] = spec.notion
             out["epsilon"] = leakage.get(spec.notion)
+        out.update(_paper_audits(spec, matrix))
     return out
 
 
@@ -999,17 +1113,24 @@ def cmd_audit(args: argparse.Namespace) -> int:
     checks = check_reference(spec.reference, out) if spec.reference else []
     if checks:
         out["reference_check"] = {"ok": all(c["ok"] for c in checks), "checks": checks}
+    from privopt.solve.units import json_in_unit
+
+    out = json_in_unit(out, args.unit)  # --unit: the levels shown, after the reference check
     if args.json:
         _print_json(out)
         return _reference_exit(spec, checks, 0)
     lines = _header(spec) + ["", "mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
     lines += _matrix_lines(mech.matrix, out["inputs"], out["outputs"])
-    lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
-    lines += ["", "PML per output ℓ(X→u) (nats)"]
+    leakage_lines = _leakage_lines(
+        out["leakage"], spec.notion, spec.prior, spec.neighbors, args.unit
+    )
+    lines += [""] + leakage_lines
+    lines += ["", f"PML per output ℓ(X→u) ({args.unit})"]
     lines += [
         f"  {escape_text(u):<12}{_fmt(v, 12)}"
         for u, v in zip(out["outputs"], out["pml_per_output"], strict=True)
     ]
+    lines += _paper_audit_lines(out)
     if out["distortion"] is not None:
         lines += ["", f"distortion  E[d] = {_fmt(out['distortion'], 12)}"]
     if checks:
@@ -1025,14 +1146,20 @@ def _finish_structured_audit(spec: ProblemSpec, mech, args) -> int:
             f"{spec.prior.n_inputs}",
             args.mechanism,
         )
+    from privopt.solve.units import json_in_unit
+
     out = _audit_structured(spec, mech)
     checks = check_reference(spec.reference, out) if spec.reference else []
+    out = json_in_unit(out, args.unit)
     if args.json:
         _print_json(out)
         return _reference_exit(spec, checks, 0)
     lines = _header(spec) + ["", f"mechanism held in structured form ({mech!r})"]
     lines += _structure_lines(out["structured_mechanism"])
-    lines += [""] + _leakage_lines(out["leakage"], spec.notion, spec.prior, spec.neighbors)
+    leakage_lines = _leakage_lines(
+        out["leakage"], spec.notion, spec.prior, spec.neighbors, args.unit
+    )
+    lines += [""] + leakage_lines
     if checks:
         lines += [""] + _reference_lines(spec, checks)
     print(_lines(lines))
@@ -1148,6 +1275,7 @@ def cmd_notions(args: argparse.Namespace) -> int:
                 "convexity": notion.convexity,
                 "uses_neighbors": notion.uses_neighbors,
                 "source": notion.source,
+                "options": {o.name: o.description for o in notion.options},
             }
         )
     if args.json:
@@ -1156,6 +1284,12 @@ def cmd_notions(args: argparse.Namespace) -> int:
         for r in rows:
             alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
             print(f"{r['name']:<26}{r['convexity']:<18}{r['source']}{alias}")
+            for key, text in r["options"].items():
+                print(f"{'':<4}[privacy] {key}: {text}")
+        print(
+            "\nnot designable (non-convex; audited by privopt audit with delta): "
+            "pml_tail, eml, probabilistic_dp, persuasive_privacy"
+        )
     return 0
 
 
@@ -1173,9 +1307,16 @@ def cmd_solvers(args: argparse.Namespace) -> int:
         The exit code: 0.
     """
     from privopt.methods import METHODS, method_names
+    from privopt.solve.method_notions import method_notions, notions_text
 
+    solves = method_notions()
     rows = [
-        {"name": name, "family": METHODS[name].family, "description": METHODS[name].description}
+        {
+            "name": name,
+            "family": METHODS[name].family,
+            "description": METHODS[name].description,
+            "notions": solves.get(name, {}),
+        }
         for name in method_names()
     ]
     if args.json:
@@ -1184,9 +1325,53 @@ def cmd_solvers(args: argparse.Namespace) -> int:
         width = max(len(r["name"]) for r in rows)
         for r in rows:
             print(f"{r['name']:<{width}}  {r['description']}")
+            print(f"{'':<{width}}  solves: {notions_text(r['notions'])}")
         print("\nNames are matched case-insensitively; privopt picks methods itself when none is")
         print("named, and falls back to the next one when a method fails or cannot certify.")
     return 0
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """``privopt batch``: solve problem files into a results table, resumably
+    (:mod:`privopt.batch_files`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        The exit code: 0 every problem has a result, 3 some were recorded with an error.
+    """
+    from privopt.batch_files import print_line, run_batch
+
+    if args.scheduler and args.workers is not None:
+        raise InputError("give --workers or --scheduler, not both", "--workers")
+    try:
+        summary = run_batch(
+            args.paths,
+            args.out,
+            workers=1 if args.workers is None else args.workers,
+            scheduler=args.scheduler,
+            solver=args.solver,
+            time_limit=args.time_limit,
+            retry_errors=args.retry_errors,
+            report=print_line,
+        )
+    except KeyboardInterrupt:
+        _note(
+            f"privopt batch: interrupted; the results done so far are kept in "
+            f"{args.out}.partial ({args.out} is unchanged): run the same command to resume"
+        )
+        raise
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.statuses.items()))
+    print_line(
+        f"wrote {summary.out}: {summary.solved} solved ({counts or 'none'}), "
+        f"{summary.skipped} already there"
+    )
+    return 3 if summary.errors else 0
 
 
 def _deadline(option: float | None, from_file: float | None):
@@ -1218,6 +1403,15 @@ def _time_limit_option(p: argparse.ArgumentParser, what: str = "") -> None:
         default=None,
         help=f"stop after SECONDS{' ' + what if what else ''} with status time_limit (exit 3); "
         "overrides [solver] time_limit",
+    )
+
+
+def _unit_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--unit",
+        choices=("nats", "bits"),
+        default="nats",
+        help="unit of the levels shown (default nats; the file's levels are always nats)",
     )
 
 
@@ -1262,6 +1456,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="PATH", help="also write the mechanism to PATH (.json, .csv or .npz)"
     )
     _time_limit_option(p)
+    _unit_option(p)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser(
@@ -1311,6 +1506,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="audit this mechanism (.json, .csv, .npz as written by solve --out) instead",
     )
+    _unit_option(p)
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser(
@@ -1328,6 +1524,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _time_limit_option(p)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "batch",
+        parents=[common],
+        help="solve many problem files into a results table (resumable, parallel)",
+        description="Solve every problem file (FOLDER: its *.toml files) and write one row per "
+        "file to OUT; rows stream to OUT.partial as they finish; a re-run skips the files "
+        "already in the results (same content).",
+    )
+    p.add_argument("paths", nargs="+", metavar="FILE|DIR", help="problem files or folders")
+    p.add_argument("--out", required=True, metavar="PATH", help="results table (.csv, .parquet)")
+    p.add_argument(
+        "--workers",
+        metavar="N",
+        type=int,
+        default=None,
+        help="processes on this machine (default 1: solve in this process)",
+    )
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786) to solve on"
+    )
+    p.add_argument(
+        "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
+    )
+    p.add_argument(
+        "--retry-errors", action="store_true", help="solve again the problems recorded as errors"
+    )
+    _time_limit_option(p, "for each problem")
+    p.set_defaults(func=cmd_batch)
 
     p = sub.add_parser("notions", parents=[common], help="list the privacy notions")
     p.add_argument("--json", action="store_true")
@@ -1380,8 +1605,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_json(payload)
         return code
 
+    def show_warning(message, category, *_args, **_kwargs) -> None:
+        # a library warning (e.g. robust_pml's hull note) is one line, not Python's format
+        _note(f"privopt: warning: {message}")
+
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", UserWarning)
+            warnings.showwarning = show_warning
+            return int(args.func(args))
     except InputError as exc:
         if args.debug:
             import traceback

@@ -85,6 +85,10 @@ CHECKED_NOTIONS = (
     "robust_pml",
 )
 
+#: Below this level (the slope of E_i or E_d) the optimal mechanism is too close to being
+#: non-unique for an entrywise comparison (see ``_mechanism_check``).
+MECHANISM_CHECK_MIN_LEVEL = 1e-3
+
 #: Largest alphabet (or number of databases) whose pmf, distortion or mechanism the checks
 #: read densely; larger database priors are handled only when their rows are i.i.d.
 MAX_DENSE = 4096
@@ -671,8 +675,16 @@ def _mechanism_check(
     conditions: str,
     identifiability: bool,
 ) -> list[ClosedFormCheck]:
-    """Compare the answer's mechanism entrywise with E_i (or E_d) at ``eps`` when unique."""
+    """Compare the answer's mechanism entrywise with E_i (or E_d) at ``eps`` when unique.
+
+    Uniqueness degenerates as ``eps → 0``: at 0 every constant release is optimal too, and
+    near it mechanisms far from E_i have values within the tolerance of the optimum. The
+    entrywise comparison is therefore made only for ``eps ≥ MECHANISM_CHECK_MIN_LEVEL`` (and
+    ``≥ 1000·tol``); the value checks still apply below.
+    """
     if not (eps > 0 and math.isfinite(eps)) or ans.infeasible:
+        return []
+    if eps < max(MECHANISM_CHECK_MIN_LEVEL, 1e3 * ans.tol):
         return []
     mech = ans.dense_mechanism(view.size, view.size)
     if mech is None:

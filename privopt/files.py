@@ -20,6 +20,10 @@ Optional keys beyond the basic format (all documented in README.md, "Problem fil
 ``[privacy] <option> = …``
     a notion's own options, declared by the notion (e.g. ``priors = [[…], …]``, the finite
     prior class of ``robust_pml``); ``privopt notions`` lists them.
+``[privacy] delta = …``
+    the δ of the tail and event audits of ``privopt audit`` ((ε,δ)-PML, (ε,δ)-EML,
+    δ-approximate max-information, probabilistic DP); with ``epsilon`` the audit also reports
+    the least δ at that ε. A design refuses δ > 0: those guarantees are not convex.
 ``[privacy] observe_secret = true``
     joint priors only: the mechanism sees ``(Y, S)`` (Calmon–Fawaz Remarks 3–4).
 ``[[distortion.extra]]``
@@ -80,7 +84,7 @@ VALID_KEYS: dict[str, tuple[str, ...]] = {
     "prior.database": ("m", "n", "row_probs", "probs", "symbols"),
     "distortion": ("kind", "values", "matrix", "output_labels", "extra"),
     "distortion.extra": ("kind", "values", "matrix", "budget"),
-    "privacy": ("notion", "epsilon", "max_distortion", "neighbors", "observe_secret"),
+    "privacy": ("notion", "epsilon", "max_distortion", "neighbors", "observe_secret", "delta"),
     "solver": ("name", "tolerance", "time_limit"),
     "reference": (
         "distortion",
@@ -127,6 +131,9 @@ class ProblemSpec:
         ``"hamming"`` or ``"all"`` as written; ``None`` = the default of the prior.
     options : dict
         The notion's own options, validated (e.g. ``priors`` of ``robust_pml``).
+    delta : float or None
+        ``[privacy] delta``: the δ of the tail and event audits ((ε,δ)-PML, (ε,δ)-EML,
+        δ-approximate max-information, probabilistic DP); a design refuses δ > 0 (not convex).
     observe_secret : bool
     extra_distortions : list of (Distortion, float)
     solver : str or None
@@ -146,6 +153,7 @@ class ProblemSpec:
     max_distortion: float | None = None
     neighbors: str | None = None
     options: dict = field(default_factory=dict)
+    delta: float | None = None
     observe_secret: bool = False
     extra_distortions: list = field(default_factory=list)
     solver: str | None = None
@@ -195,6 +203,8 @@ class ProblemSpec:
         kwargs.update({k: v for k, v in self.options.items() if k in declared})
         if self.tolerance is not None:
             kwargs["tol"] = self.tolerance
+        if self.delta is not None:
+            kwargs["delta"] = self.delta  # refused by the design unless 0 (not convex)
         return kwargs
 
     def solve(
@@ -638,6 +648,10 @@ class _Parser:
         budget = self.number(t, "max_distortion", "privacy")
         if eps is not None or budget is not None or self.purpose == "solve":
             _mode, spec.epsilon, spec.max_distortion = check_mode(eps, budget)
+        delta = self.number(t, "delta", "privacy")
+        if delta is not None and delta > 1:
+            raise self.err("privacy.delta", f"must lie in [0, 1], got {delta}")
+        spec.delta = delta
         neighbors = t.get("neighbors")
         if neighbors is not None:
             if not isinstance(neighbors, str):
@@ -654,10 +668,12 @@ class _Parser:
         raw = {k: v for k, v in t.items() if k in notion_option_keys()}
         if spec.notion is not None:
             spec.options = get_notion(spec.notion).validate_options(spec.prior, raw)
-        else:  # an audit file without a notion: each option checked by a notion that has it
+        else:  # an audit file without a notion: the options checked by the notion that has them
+            by_owner: dict[str, dict] = {}
             for key, value in raw.items():
-                owner = get_notion(option_owners(key)[0])
-                spec.options.update(owner.validate_options(spec.prior, {key: value}))
+                by_owner.setdefault(option_owners(key)[0], {})[key] = value
+            for owner, given in by_owner.items():
+                spec.options.update(get_notion(owner).validate_options(spec.prior, given))
 
     def solver(self, t: dict, spec: ProblemSpec) -> None:
         name = self.string(t, "name", "solver")
@@ -684,6 +700,8 @@ class _Parser:
             return
         kwargs = spec.design_kwargs()
         kwargs.pop("tol", None)
+        if self.purpose != "solve":
+            kwargs.pop("delta", None)  # an audit's δ: the tail audits, no design
         prepare_request(
             spec.prior,
             spec.distortion,

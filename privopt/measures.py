@@ -52,6 +52,8 @@ __all__ = [
     "neighbor_pair_priors",
     "default_neighbors",
     "least_identifiability_level",
+    "robust_pml_level",
+    "robust_pml_hull_level",
 ]
 
 #: ln 2: one bit is ln 2 nats.
@@ -517,6 +519,85 @@ def conditional_pml(joint_xz, channel) -> np.ndarray:
     for z in np.flatnonzero(p_z > 0):
         out[z] = pml_per_output(joint_xz[:, z] / p_z[z], channel[:, z, :])
     return out
+
+
+# --- robust PML over a class of priors ([Saeidian-Rethinking] Def. 2.6) ------------------------
+def _class_channel(prior, mechanism, priors: Sequence) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The channel ``p(u|s)`` on every secret and the class as validated pmfs."""
+    prior = as_prior(prior)
+    W = as_matrix(mechanism)
+    if W.shape[0] != prior.n_inputs:
+        raise InputError(
+            f"the mechanism has {W.shape[0]} rows but the prior has {prior.n_inputs} inputs",
+            "mechanism",
+        )
+    channel = np.asarray(prior.induced_channel(W), dtype=float)
+    qs = [as_pmf(q, "priors") for q in priors]
+    if not qs or any(q.size != channel.shape[0] for q in qs):
+        raise InputError(
+            f"needs a non-empty list of pmfs with {channel.shape[0]} entries (one per secret)",
+            "priors",
+        )
+    return channel, qs
+
+
+@_with_unit
+def robust_pml_level(prior, mechanism, priors: Sequence) -> float:
+    """``max_{Q ∈ 𝒫} max_y ℓ_Q(X→y)`` over a finite class ``𝒫`` of priors of the secret
+    ([Saeidian-Rethinking] Def. 2.6, (ε, 𝒫)-PML for the listed priors).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The problem's prior (gives the channel ``p(u|s)`` of a joint prior).
+    mechanism : Mechanism or array_like
+        ``W[y, u]``.
+    priors : sequence of array_like
+        The class: pmfs over the secret alphabet.
+
+    Returns
+    -------
+    float
+        The level (nats).
+    """
+    channel, qs = _class_channel(prior, mechanism, priors)
+    return max(pml_level(q, channel) for q in qs)
+
+
+@_with_unit
+def robust_pml_hull_level(prior, mechanism, priors: Sequence) -> float:
+    """``sup`` of the PML level over the **convex hull** of the listed priors.
+
+    For a prior ``Q = Σ_i λ_i Q_i`` of the hull and ``x ∈ supp Q``,
+    ``p(u|x)/Q_U(u) ≤ p(u|x)/min_i Q_{i,U}(u)``, and the bound is approached by putting
+    almost all weight on the vertex that minimises ``Q_{i,U}(u)`` and a vanishing weight on
+    one whose support holds ``x``. So the supremum is
+    ``ln max_u max_{x ∈ ∪ supp Q_i} p(u|x) / min_i Q_{i,U}(u)`` (``inf`` when some
+    ``Q_{i,U}(u) = 0 < p(u|x)``). It equals :func:`robust_pml_level` when every vertex has the
+    same support, and can exceed it otherwise ((ε, 𝒫)-PML at the listed priors does not
+    extend to their hull; the vertices ``(½,½,0)`` and ``(0,½,½)`` show it).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+    mechanism : Mechanism or array_like
+    priors : sequence of array_like
+
+    Returns
+    -------
+    float
+        The supremum (nats; may be ``inf``).
+    """
+    channel, qs = _class_channel(prior, mechanism, priors)
+    union = np.any([q > 0 for q in qs], axis=0)
+    q_u_min = np.min([q @ channel for q in qs], axis=0)
+    top = channel[union].max(axis=0)
+    used = top > 0
+    if (q_u_min[used] <= 0).any():
+        return float("inf")
+    if not used.any():
+        return 0.0
+    return float(max(np.log(top[used] / q_u_min[used]).max(), 0.0))
 
 
 # --- persuasive privacy with the log score ([Bon-Persuasive]) -------------------------------------

@@ -19,6 +19,7 @@ from privopt import measures
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, NeighborRelation
 from privopt.notions import Notion, get_notion
+from privopt.notions.nonconvex import refuse_delta
 from privopt.validation import (
     as_distortion,
     check_extra_distortions,
@@ -50,6 +51,9 @@ class DesignRequest:
         Further budgets ``E[d_k] ≤ b_k`` (Calmon & Fawaz 2012, Remark 1).
     options : mapping
         The notion's own options, validated (e.g. ``priors`` of ``robust_pml``).
+    notes : tuple of (str, str)
+        ``(key, message)`` pairs copied into the result's ``extra`` (e.g. a ``robust_pml``
+        request over every prior, designed as ``ldp``).
     user_constraints : tuple
         cvxpy constraints on the program's variable, added with
         :meth:`~privopt.methods.cvxpy_program.PrivacyProblem.add_constraints`; only the
@@ -67,6 +71,7 @@ class DesignRequest:
     neighbors: NeighborRelation | None = None
     extra_distortions: tuple = ()
     options: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple = ()
     user_constraints: tuple = ()
     constraint_check: Callable[[np.ndarray], bool] | None = field(default=None, compare=False)
 
@@ -203,7 +208,9 @@ def prepare_request(
     observe_secret : bool
         The mechanism sees ``(Y, S)`` (Calmon & Fawaz 2012, Remarks 3–4); needs a joint prior.
     **options
-        The notion's own options (e.g. ``priors`` for ``robust_pml``).
+        The notion's own options (e.g. ``priors`` for ``robust_pml``). ``delta`` is accepted
+        only as 0: a δ > 0 guarantee is not convex and is refused with the reason and the
+        convex stand-ins (:mod:`privopt.notions.nonconvex`).
 
     Returns
     -------
@@ -211,6 +218,7 @@ def prepare_request(
     """
     prior = exchangeable_form(check_prior(prior))
     notion = get_notion(notion)
+    refuse_delta(notion.name, options.pop("delta", None))
     mode, epsilon, max_distortion = check_mode(epsilon, max_distortion)
     distortion = as_distortion(distortion, prior)
     extras = check_extra_distortions(extra_distortions, distortion, prior)
@@ -234,6 +242,19 @@ def prepare_request(
         )
         raise InputError(hint, "privacy.neighbors")
     validated = notion.validate_options(prior, options)
+    notes: tuple = ()
+    if notion.name == "robust_pml" and validated.get("priors") == "all":
+        # sup over every full-support prior of the PML = leakage capacity ([Saeidian-Rethinking]
+        # Theorem 2.8) = LDP over all pairs of secrets
+        notion, validated = get_notion("ldp"), {}
+        notes = (
+            (
+                "robust_pml_all_priors",
+                "robust_pml over every full-support prior is leakage capacity ≤ ε "
+                "(Theorem 2.8 of the disclosure paper), i.e. LDP over all pairs of secrets: "
+                "designed and measured as 'ldp'",
+            ),
+        )
     return DesignRequest(
         prior=prior,
         distortion=distortion,
@@ -244,6 +265,7 @@ def prepare_request(
         neighbors=relation,
         extra_distortions=tuple(extras),
         options=validated,
+        notes=notes,
     )
 
 

@@ -304,7 +304,7 @@ BAD_FILES = {
     "two_priors": (GOOD.replace("[prior]", "[prior]\njoint = [[0.5, 0.5]]"), ["prior", "joint"]),
     "no_prior": (GOOD.split("[distortion]")[1].join(["[distortion]", ""]), ["prior", "missing"]),
     "unknown_kind": (GOOD.replace('"hamming"', '"euclid"'), ["distortion.kind", "absolute"]),
-    "unknown_key": (GOOD + "delta = 0.1\n", ["privacy.delta", "valid keys", "max_distortion"]),
+    "unknown_key": (GOOD + "kappa = 0.1\n", ["privacy.kappa", "valid keys", "max_distortion"]),
     "unknown_section": (GOOD + "[extras]\na = 1\n", ["extras", "valid keys"]),
     "matrix_shape": (
         GOOD.replace('kind = "hamming"', 'kind = "matrix"\nmatrix = [[0, 1], [1, 0]]'),

@@ -1211,3 +1211,16 @@ def test_lip_uniform_hamming_is_checked_in_both_modes():
         tol=1e-6,
     )
     assert [c.passed for c in wrong if c.name == "lip_uniform_hamming"] == [False]
+
+
+@pytest.mark.parametrize("eps", [1.38e-33, 1e-12, 1e-7])
+def test_mutual_information_near_zero_is_solved_not_rejected(eps):
+    """Found by hypothesis: near ε = 0 every constant release is (nearly) optimal too, so the
+    entrywise "mechanism is E_i" comparison must not reject a right answer."""
+    import privopt as po
+
+    result = po.design(np.full(3, 1 / 3), "hamming", "mutual_information", epsilon=eps)
+    assert str(result.status) == "optimal"
+    assert result.distortion == pytest.approx(2 / 3, abs=1e-3)
+    assert all(c.passed for c in result.closed_form)
+    assert not any("mechanism" in c.name for c in result.closed_form)

@@ -29,6 +29,9 @@ OPTION_VALUES = {
         prior.secret_probs,
         rng.dirichlet(np.ones(prior.n_secrets)),
     ],
+    # per-entry classes need a database prior (tests/test_paper_features.py covers them)
+    "entry_priors": lambda prior, rng: None,
+    "about": lambda prior, rng: "secret",
 }
 
 

@@ -219,16 +219,21 @@ def test_blahut_arimoto_registry_and_errors():
     assert _applies("blahut-arimoto", prior, HAM22, "mutual_information", "max_distortion")
     assert not _applies("blahut-arimoto", prior, HAM22, "dp")
     joint = JointPrior([[0.1, 0.2], [0.3, 0.4]])
-    assert not _applies("blahut-arimoto", joint, np.ones((2, 2)), "mutual_information")
+    # joint priors: the alternating scheme of Calmon–Fawaz Remark 2 (by request only)
+    assert _applies("blahut-arimoto", joint, np.ones((2, 2)), "mutual_information")
     answer = solve_point("blahut_arimoto", prior, HAM22, "mutual_information", max_distortion=0.3)
     assert answer.method == "blahut-arimoto"  # the old spelling is an alias
     assert answer.objective == pytest.approx(0.540876185508, abs=1e-11)
     res = po.design(prior, HAM22, "mutual_information", max_distortion=0.3, solver="blahut-arimoto")
     assert res.status == "optimal" and res.solver.name == "blahut-arimoto"
     assert res.epsilon == pytest.approx(0.540876185508, abs=1e-11)
+    flat = po.design(
+        joint, np.ones((2, 2)), "mutual_information", epsilon=0.1, solver="blahut-arimoto"
+    )
+    assert flat.status == "optimal" and flat.distortion == pytest.approx(1.0)
     with pytest.raises(InputError, match="does not apply"):
         po.design(
-            joint, np.ones((2, 2)), "mutual_information", epsilon=0.1, solver="blahut-arimoto"
+            joint, np.ones((2, 2)), "mutual_information", epsilon=0.0, solver="blahut-arimoto"
         )
     with pytest.raises(InputError):
         po.design(prior, HAM22, "mutual_information", epsilon=-1.0, solver="blahut-arimoto")

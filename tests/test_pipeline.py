@@ -161,10 +161,12 @@ def quiet():
     yield
 
 
-#: Seconds a run may take beyond its time limit in these tests (measured on an idle 2-core
+#: Seconds a run may take beyond its time limit in these tests. Measured on an idle 2-core
 #: machine: 0.6–0.8 s, the time for the driver to regain the interpreter from a compiling or
-#: factorising solver); kept loose against a loaded test machine.
-OVERSHOOT = 2.0
+#: factorising solver (cvxpy's canonicalisation and a first KKT factorisation hold the GIL);
+#: 3 s at a load average of 8. Kept loose against a loaded test machine: what the tests prove
+#: is that the run is bounded, against ~30 s (idle) for the unlimited solve.
+OVERSHOOT = 10.0
 
 
 def test_time_limit_from_the_api(quiet):

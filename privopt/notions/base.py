@@ -344,6 +344,11 @@ class Notion:
                 )
         return out
 
+    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+        """Notes on a designed mechanism that the level alone does not tell (e.g. the hull
+        check of ``robust_pml``): ``{key: message or number}``, empty by default."""
+        return {}
+
     # --- certificates -----------------------------------------------------------------------
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:
         """The Lagrangian terms of :meth:`constraints` for the dual values ``duals`` (one per
@@ -420,6 +425,9 @@ def get_notion(name: str | Notion) -> Notion:
     try:
         return NOTIONS[str(name)]
     except KeyError:
+        from privopt.notions.nonconvex import refuse_non_convex
+
+        refuse_non_convex(str(name))  # a known guarantee that is not convex: say why
         raise InputError(
             f"unknown notion {name!r}; valid notions: {', '.join(notion_names())} "
             f"(aliases: {', '.join(sorted(set(NOTIONS) - set(notion_names())))})",

@@ -1,13 +1,29 @@
 """Robust (ε, 𝒫)-PML over a finite set of priors.
 
-Saeidian, Cervia, Oechtering & Skoglund (2024), Def. 2.6: a mechanism is (ε, 𝒫)-PML when its
-PML is at most ε under every prior of the class 𝒫. Here 𝒫 is the finite list ``priors``
-(pmfs over the secret alphabet), and the constraint is imposed at each listed prior (for a
-polytope of priors it suffices to list its vertices, since the PML constraint is linear in
-the prior); the distortion is taken under the problem's own prior.
+[Saeidian-Rethinking] Def. 2.6: a mechanism is (ε, 𝒫)-PML when its PML is at most ε under
+every prior of the class 𝒫. Here 𝒫 is the finite list ``priors`` (pmfs over the secret
+alphabet) and the constraint is imposed at each listed prior; the distortion is taken under
+the problem's own prior.
+
+* **The hull.** The PML constraint ``p(u|x) ≤ e^ε Q_U(u)`` is linear in ``Q`` for the
+  secrets ``x`` in ``supp Q``, so it extends from the listed priors to their convex hull
+  *when every listed prior has the same support*. Otherwise it does not (vertices
+  ``(½,½,0)`` and ``(0,½,½)`` at ε = 0.3: the midpoint prior sees PML 0.6): after a design
+  the supremum over the hull (:func:`privopt.measures.robust_pml_hull_level`) is compared
+  with ε, and a shortfall is a warning and a ``result.extra`` note.
+* **Product classes** (``entry_priors``, databases only): each entry ``D_i`` ranges over the
+  hull of its own list of pmfs over ``D`` and the prior is their product
+  ([Saeidian-Rethinking] Theorem 4.2(3): DP is PML over product priors). ``Q_U(u)`` is
+  multilinear in the entries' pmfs, so its minimum over the product of polytopes is at a
+  product of vertices: the class is the list of all such products.
+* **All priors** (``priors = "all"``): the supremum of the PML over every full-support prior
+  is the leakage capacity ([Saeidian-Rethinking] Theorem 2.8), i.e. LDP over all pairs; the
+  request is designed as ``ldp`` and says so in ``result.extra``.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import cvxpy as cp
 import numpy as np
@@ -25,9 +41,19 @@ from privopt.notions.base import (
     register,
 )
 
+#: Most priors a product class may expand to.
+MAX_PRODUCT_PRIORS = 4096
 
-def validate_priors(value, prior, field: str) -> list[np.ndarray]:
-    """A non-empty list of pmfs over the secret alphabet of ``prior``."""
+#: The note of a design whose guarantee does not extend to the hull of the listed priors.
+HULL_NOTE = "robust_pml_hull"
+
+
+def validate_priors(value, prior, field: str) -> list[np.ndarray] | str:
+    """A non-empty list of pmfs over the secret alphabet of ``prior``, or ``"all"``."""
+    if isinstance(value, str):
+        if value == "all":
+            return "all"
+        raise InputError(f'expected a list of pmfs or "all", got {value!r}', field)
     if isinstance(value, np.ndarray):
         value = list(value)
     if not isinstance(value, (list, tuple)) or not value:
@@ -48,59 +74,209 @@ def validate_priors(value, prior, field: str) -> list[np.ndarray]:
     return out
 
 
+def validate_entry_priors(value, prior, field: str) -> list[np.ndarray]:
+    """Per-entry sets of pmfs over ``D`` (one list per entry, or one list for every entry),
+    expanded to the products of their vertices: pmfs over ``Dⁿ`` in lexicographic order."""
+    from privopt.model import DatabasePrior
+
+    if not isinstance(prior, DatabasePrior):
+        raise InputError("per-entry prior sets need a database prior ([prior.database])", field)
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InputError(
+            "expected one list of pmfs over the row values per entry (or a single list for "
+            "every entry), e.g. [[[0.9, 0.1], [0.1, 0.9]]]",
+            field,
+        )
+    per_entry = list(value) if len(value) == prior.n else None
+    if per_entry is None and len(value) == 1:
+        per_entry = [value[0]] * prior.n
+    if per_entry is None:
+        raise InputError(f"give 1 or n = {prior.n} lists, got {len(value)}", field)
+    sets = []
+    for i, entry in enumerate(per_entry):
+        if not isinstance(entry, (list, tuple, np.ndarray)) or len(entry) == 0:
+            raise InputError(
+                "expected a non-empty list of pmfs over the row values", f"{field}[{i}]"
+            )
+        pmfs = [as_pmf(q, f"{field}[{i}]") for q in entry]
+        if any(q.size != prior.m for q in pmfs):
+            raise InputError(f"each pmf needs m = {prior.m} entries", f"{field}[{i}]")
+        sets.append(pmfs)
+    count = int(np.prod([len(s) for s in sets]))
+    if count > MAX_PRODUCT_PRIORS:
+        raise InputError(
+            f"{count} products of vertices exceed {MAX_PRODUCT_PRIORS}; list fewer pmfs", field
+        )
+    out = []
+    for combo in itertools.product(*sets):
+        q = np.ones(1)
+        for factor in combo:
+            q = np.kron(q, factor)
+        out.append(q)
+    return out
+
+
+ABOUT_CHOICES = ("secret", "entries")
+
+
+def validate_about(value, prior, field: str) -> str:
+    """``"secret"`` (PML about ``X``) or ``"entries"`` (about each database entry)."""
+    from privopt.model import DatabasePrior
+
+    if value not in ABOUT_CHOICES:
+        raise InputError(f"expected one of {', '.join(ABOUT_CHOICES)}, got {value!r}", field)
+    if value == "entries" and not isinstance(prior, DatabasePrior):
+        raise InputError('about = "entries" needs a database prior ([prior.database])', field)
+    return value
+
+
+def condition_rows(q: np.ndarray, prior, about: str) -> np.ndarray:
+    """The rows ``r`` whose constraint is ``r · p(u|·) ≤ e^ε Q_U(u)`` under the prior ``q``.
+
+    ``about = "secret"``: the point masses of ``supp q`` (``ℓ(X→u)``). ``about = "entries"``:
+    for every entry ``i`` and value ``d`` with ``Q(D_i = d) > 0``, the conditional law
+    ``Q(x | D_i = d)``, so that ``r · p(u|·) = P(u | D_i = d)`` and the constraint is
+    ``ℓ(D_i→u) ≤ ε`` ([Saeidian-Rethinking] Section 4).
+    """
+    if about != "entries":
+        return np.eye(q.size)[q > 0]
+    rows = []
+    for i in range(prior.n):
+        for d in range(prior.m):
+            mask = prior.digits[:, i] == d
+            mass = q[mask].sum()
+            if mass > 0:
+                rows.append(np.where(mask, q, 0.0) / mass)
+    return np.array(rows)
+
+
 @register
 class RobustPML(Notion):
     name = "robust_pml"
     convexity = "linear"
     parameter = "exp"
-    source = "Saeidian et al. (2024) Def. 2.6"
+    source = "Saeidian-Rethinking Def. 2.6, Thms 2.8 and 4.2"
     options = (
         NotionOption(
             "priors",
-            "the prior class: a list of pmfs over the secret alphabet",
+            'the prior class: a list of pmfs over the secret alphabet, or "all" (every '
+            "full-support prior: leakage capacity, designed as ldp)",
             validate_priors,
-            required=True,
             example="priors = [[0.5, 0.5], [0.2, 0.8]]",
+        ),
+        NotionOption(
+            "entry_priors",
+            "databases: per-entry lists of pmfs over the row values; the class is the products "
+            "of one pmf per entry (their hulls' products)",
+            validate_entry_priors,
+            example="entry_priors = [[[0.9, 0.1], [0.1, 0.9]]]",
+        ),
+        NotionOption(
+            "about",
+            'what the PML is about: "secret" (ℓ(X→u), default) or "entries" (ℓ(D_i→u) for '
+            "every entry of a database; over product priors this is DP, Theorem 4.2(3))",
+            validate_about,
+            example='about = "entries"',
         ),
     )
 
+    def validate_options(self, prior, given, prefix: str = "privacy") -> dict:
+        out = super().validate_options(prior, given, prefix)
+        if "priors" not in out and "entry_priors" not in out:
+            raise InputError(
+                'missing: robust_pml needs priors (a list of pmfs, or "all") or entry_priors '
+                "(per-entry lists, databases), e.g. priors = [[0.5, 0.5], [0.2, 0.8]]",
+                f"{prefix}.priors",
+            )
+        if out.get("priors") == "all":
+            if "entry_priors" in out:
+                raise InputError(
+                    'give priors = "all" or entry_priors, not both', f"{prefix}.priors"
+                )
+            return out
+        listed = list(out.pop("priors", [])) + list(out.pop("entry_priors", []))
+        about = out.get("about", "secret")
+        return {"priors": listed, "about": about} if about != "secret" else {"priors": listed}
+
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
         channel = prior.induced_channel(np.asarray(mechanism, dtype=float))
-        priors = validate_priors(options.get("priors"), prior, "privacy.priors")
-        return max(measures.pml_level(q, channel) for q in priors)
+        valid = self.validate_options(prior, options)
+        priors, about = valid["priors"], valid.get("about", "secret")
+        if priors == "all":  # the supremum over every full-support prior
+            return measures.leakage_capacity(channel)
+        if about == "secret":
+            return max(measures.pml_level(q, channel) for q in priors)
+        level = 0.0
+        for q in priors:
+            q_u = q @ channel
+            seen = q_u > 0
+            top = (condition_rows(q, prior, about) @ channel)[:, seen].max(axis=0)
+            level = max(level, float(np.log(top / q_u[seen]).max()))
+        return level
+
+    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+        """The hull check: the PML supremum over the convex hull of the listed priors, and a
+        note when it exceeds the level met at the listed priors."""
+        priors = options.get("priors")
+        if not isinstance(priors, list) or options.get("about", "secret") != "secret":
+            return {}
+        listed = measures.robust_pml_level(prior, mechanism, priors)
+        hull = measures.robust_pml_hull_level(prior, mechanism, priors)
+        if hull <= max(level, listed) + 1e-7 * (1 + max(level, listed)):
+            return {}
+        return {
+            HULL_NOTE: (
+                f"the guarantee holds at the listed priors (PML ≤ {listed:.6g}) but not on "
+                f"their convex hull, where the PML reaches {hull:.6g}: the listed priors do "
+                "not share one support. List priors of the same support (or every vertex "
+                "of the class you mean) to cover the hull."
+            ),
+            "robust_pml_hull_level": hull,
+        }
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         channel = ctx.prior.induced_channel(ctx.W)  # all secrets, not only the nominal support
+        about = ctx.options.get("about", "secret")
         out = []
         for q in ctx.options["priors"]:
-            rows = np.flatnonzero(q > 0)
+            rows = condition_rows(q, ctx.prior, about)
             q_u = q @ channel  # p_q(u) = Σ_x q(x) p(u|x), linear in W
+            lhs = channel[np.flatnonzero(q > 0), :] if about == "secret" else rows @ channel
             out.append(
-                channel[rows, :]
+                lhs
                 <= level
-                * (np.ones((rows.size, 1)) @ cp.reshape(q_u, (1, ctx.n_outputs), order="C"))
+                * (np.ones((rows.shape[0], 1)) @ cp.reshape(q_u, (1, ctx.n_outputs), order="C"))
             )
         return out
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, priors=()):
+    def repair_weight(
+        self, prior, channel, anchor, level, neighbors=None, priors=(), about="secret"
+    ):
         ratio, slack = float(np.exp(level)), REPAIR_SLACK * (1 + level)
         theta = 0.0
         for q in priors:
-            ch = channel[q > 0]
+            if about == "secret":
+                ch = channel[q > 0]
+                q_u = np.broadcast_to(q[q > 0] @ ch, ch.shape)
+            else:  # rows = conditional laws of the database given one entry
+                if channel.shape[0] != q.size:
+                    return None  # not on every secret: bisect instead
+                ch = condition_rows(q, prior, about) @ channel
+                q_u = np.broadcast_to(q @ channel, ch.shape)
             c = np.broadcast_to(anchor, ch.shape)
-            q_u = np.broadcast_to(q[q > 0] @ ch, ch.shape)
             theta = max(theta, mixing_weight(ch, q_u, c, c, ratio, slack))
         return theta
 
     def lagrangian(self, lctx, duals):
-        # Σ_q Σ λ_q (p(u|x) − c Σ_x' q(x') p(u|x')) over the rows of supp q, on every secret
+        # Σ_q Σ λ_q (r·p(u|·) − c Σ_x' q(x') p(u|x')) over the condition rows r of q
         c = lctx.level_value
         n_out = lctx.channel.shape[1]
+        about = lctx.options.get("about", "secret")
         coef = np.zeros((lctx.prior.n_secrets, n_out))
         for q, dual in zip(lctx.options["priors"], duals, strict=True):
-            rows = np.flatnonzero(q > 0)
-            lam = dual_array(dual, (rows.size, n_out))
-            coef[rows] += lam
+            rows = condition_rows(q, lctx.prior, about)
+            lam = dual_array(dual, (rows.shape[0], n_out))
+            coef += rows.T @ lam
             coef -= c * np.outer(q, lam.sum(axis=0))
         return LagrangeTerms(np.zeros(lctx.channel.shape), np.zeros(n_out), 0.0, coef)
 

@@ -3,6 +3,7 @@ certificates, fallback, time limits) and the entry points :func:`design`,
 :func:`solve_problem` and :func:`sweep`."""
 
 from privopt.solve.api import design, solve_problem, sweep
+from privopt.solve.batch import solve_many, sweep_notions
 from privopt.solve.results import (
     Attempt,
     CertificateReport,
@@ -27,6 +28,8 @@ __all__ = [
     "choose_methods",
     "design",
     "leakage_report",
+    "solve_many",
     "solve_problem",
     "sweep",
+    "sweep_notions",
 ]

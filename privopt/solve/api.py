@@ -3,9 +3,10 @@ program) and :func:`sweep` (a privacy–distortion curve)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
-from privopt.errors import InputError, PrivoptError
+from privopt.errors import InfeasibleError, InputError, PrivoptError
 from privopt.methods.base import Deadline, ProgressEvent
 from privopt.methods.cvxpy_program import PrivacyProblem
 from privopt.request import prepare_request
@@ -13,6 +14,7 @@ from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
+from privopt.solve.units import check_unit, from_nats, records_in_unit, result_in_unit, to_nats
 from privopt.status import Status
 from privopt.validation import (
     check_budget,
@@ -64,7 +66,7 @@ def _solve(
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
-    return solve_request(
+    result = solve_request(
         request,
         chain,
         tol=tol,
@@ -73,6 +75,24 @@ def _solve(
         on_progress=on_progress,
         cache=cache,
     )
+    _attach_notes(request, result)
+    return result
+
+
+def _attach_notes(request, result: DesignResult) -> None:
+    """Copy the request's notes and the notion's notes on the answer into ``result.extra``;
+    a note that weakens the guarantee is also a warning."""
+    result.extra.update(dict(request.notes))
+    if result.mechanism is None or request.mode is None:
+        return
+    level = request.epsilon if request.mode == "epsilon" else result.epsilon
+    notes = request.notion.result_notes(
+        request.prior, result.mechanism.matrix, float(level), **request.options
+    )
+    for value in notes.values():
+        if isinstance(value, str):
+            warnings.warn(value, UserWarning, stacklevel=4)
+    result.extra.update(notes)
 
 
 def design(
@@ -92,6 +112,7 @@ def design(
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
     max_memory: float | str | None = None,
+    unit: str = "nats",
     **options,
 ) -> DesignResult:
     """Design the optimal mechanism for one request, re-measured and certified.
@@ -134,6 +155,8 @@ def design(
     solver_options : dict, optional
         ``{method name: {option: value}}`` handed to the methods (e.g. ``{"SCS": {"eps":
         1e-9}}``).
+    unit : {"nats", "bits"}
+        The unit of ``epsilon`` and of the result's levels (:mod:`privopt.solve.units`).
     max_memory : float or str, optional
         Memory bound in bytes (or ``"8G"``, ``"inf"``); methods estimated to need more are
         not tried, and a request none fits is an :class:`~privopt.InputError` naming its size
@@ -156,6 +179,10 @@ def design(
     >>> res.status, res.verified, res.epsilon <= 0.3 + 1e-9
     ('optimal', True, True)
     """
+    unit = check_unit(unit)
+    asked = epsilon
+    if unit != "nats" and epsilon is not None:
+        epsilon = to_nats(check_level(epsilon, "epsilon"), unit)
     request = prepare_request(
         prior,
         distortion,
@@ -167,16 +194,28 @@ def design(
         observe_secret=observe_secret,
         **options,
     )
-    return _solve(
-        request,
-        solver,
-        tol,
-        time_limit,
-        raise_on_infeasible,
-        on_progress,
-        solver_options,
-        max_memory=max_memory,
-    )
+    try:
+        result = _solve(
+            request,
+            solver,
+            tol,
+            time_limit,
+            raise_on_infeasible,
+            on_progress,
+            solver_options,
+            max_memory=max_memory,
+        )
+    except InfeasibleError as exc:
+        if unit != "nats" and exc.quantity == "epsilon" and exc.least_achievable is not None:
+            in_unit = InfeasibleError(
+                str(exc).split(" (least achievable")[0] + " nats",
+                from_nats(exc.least_achievable, unit),
+                f"epsilon in {unit}",
+            )
+            in_unit.quantity = "epsilon"
+            raise in_unit from None
+        raise
+    return result_in_unit(result, unit, requested=asked)
 
 
 def solve_problem(
@@ -243,6 +282,9 @@ def sweep(
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
+    executor=None,
+    chunk_size: int | None = None,
+    unit: str = "nats",
     max_memory: float | str | None = None,
     **options,
 ) -> Curve:
@@ -270,7 +312,20 @@ def sweep(
     on_progress : callable, optional
         Receives :class:`~privopt.methods.ProgressEvent` objects.
     solver_options, max_memory
-        As in :func:`design`.
+        As in :func:`design` (with an ``executor``, the workers use ``PRIVOPT_MAX_MEMORY``).
+    executor : concurrent.futures.Executor or distributed.Client, optional
+        Spread the sweep over workers: the points are cut into chunks of ``chunk_size``
+        consecutive points, each chunk solved by one task (warm starts stay within a chunk).
+        A Dask ``distributed.Client`` is used through its ``get_executor()``. Points and
+        results must pickle. See :mod:`privopt.solve.batch`.
+    chunk_size : int, optional
+        Points per chunk. Default without ``executor``: one chunk (the whole sweep); with
+        one: enough chunks for two per worker. A sweep with an executor gives bit for bit
+        the same records (timings aside) as the serial sweep with the same ``chunk_size``.
+        With chunks, ``time_limit`` applies to each chunk.
+    unit : {"nats", "bits"}
+        The unit of ``epsilons`` and of the levels in the records and results (the
+        ``closed_form.*`` columns stay in nats).
     **options
         The notion's own options.
 
@@ -291,12 +346,14 @@ def sweep(
         raise InputError(f"expected a sequence of numbers, got {raw!r}", field) from None
     if not values:
         raise InputError("no points to sweep", field)
+    unit = check_unit(unit)
     check = check_level if mode == "epsilon" else check_budget
     # a bad point is recorded with its error and the others are still solved
     points: list = []
     for i, v in enumerate(values):
         try:
-            points.append(check(v, f"{field}[{i}]"))
+            point = check(v, f"{field}[{i}]")
+            points.append(to_nats(point, unit) if mode == "epsilon" else point)
         except InputError as exc:
             points.append(exc)
     first_ok = next((v for v in points if not isinstance(v, InputError)), None)
@@ -316,11 +373,104 @@ def sweep(
         **{mode: first_ok},
         **options,
     )
-    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory))
-    deadline = Deadline(time_limit)
-    cache = _options_cache(solver_options)
+    if executor is None and chunk_size is None:
+        chain = choose_methods(
+            request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory)
+        )
+        records, results = sweep_points(
+            request,
+            chain,
+            mode,
+            points,
+            values,
+            tol=tol,
+            deadline=Deadline(time_limit),
+            time_limit=time_limit,
+            cache=_options_cache(solver_options),
+            on_progress=on_progress,
+            progress=progress,
+        )
+    else:
+        from privopt.solve.batch import sweep_in_chunks
+
+        records, results = sweep_in_chunks(
+            request,
+            mode,
+            points,
+            values,
+            executor=executor,
+            chunk_size=chunk_size,
+            solver=solver,
+            tol=tol,
+            time_limit=time_limit,
+            solver_options=solver_options,
+            on_progress=on_progress,
+            progress=progress,
+        )
+    if unit != "nats":
+        records = records_in_unit(records, mode, unit, values)
+        results = [
+            result_in_unit(r, unit, values[i] if mode == "epsilon" else None)
+            if r is not None
+            else None
+            for i, r in enumerate(results)
+        ]
+    return Curve(request.notion.name, mode, records, results, unit=unit)
+
+
+def sweep_points(
+    request,
+    chain: Sequence,
+    mode: str,
+    points: Sequence,
+    values: Sequence,
+    *,
+    tol: float,
+    deadline: Deadline,
+    time_limit: float | None,
+    cache: dict,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    progress=None,
+) -> tuple[list[dict], list[DesignResult | None]]:
+    """Solve consecutive points of a sweep, each warm-started from the previous one.
+
+    The loop of :func:`sweep`, also run on each chunk of a sweep spread over an executor
+    (:mod:`privopt.solve.batch`).
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The request at any point of the sweep (:meth:`DesignRequest.at` moves it).
+    chain : sequence of Method
+        From :func:`~privopt.solve.selection.choose_methods`.
+    mode : {"epsilon", "max_distortion"}
+    points : sequence of float or InputError
+        The checked points (an :class:`InputError` for a point that failed its check).
+    values : sequence
+        The points as given (recorded as ``requested_<mode>``).
+    tol : float
+        Bracket width of the budget-mode line search (nats).
+    deadline : Deadline
+        Shared by every point.
+    time_limit : float or None
+        The seconds ``deadline`` was set with (for the message of a point after it).
+    cache : dict
+        Scratch space shared by the points (compiled programs, solver options).
+    on_progress : callable, optional
+        Receives progress events.
+    progress : callable, optional
+        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+
+    Returns
+    -------
+    records : list of dict
+        One :class:`Curve` record per point.
+    results : list of DesignResult or None
+        The full result of each point (``None`` where a point failed).
+    """
     records: list[dict] = []
     results: list[DesignResult | None] = []
+    noted: list[tuple[float, str]] = []
     warm = None
     iterator = progress(points) if progress is not None else points
     for index, value in enumerate(iterator):
@@ -373,6 +523,11 @@ def sweep(
             records.append(record)
             results.append(None)
             continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _attach_notes(point, result)
+        if caught:
+            noted.append((value, str(caught[0].message)))
         if result.warm_state is not None:
             warm = result.warm_state
         solve_time = result.solver.solve_time_s if result.solver is not None else None
@@ -395,4 +550,11 @@ def sweep(
             record["message"] = result.message
         records.append(record)
         results.append(result)
-    return Curve(request.notion.name, mode, records, results)
+    if noted:  # one warning for the sweep; each point's result.extra holds its own note
+        first, message = noted[0]
+        warnings.warn(
+            f"{len(noted)} point(s) of the sweep, the first at {mode} = {first:g}: {message}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return records, results

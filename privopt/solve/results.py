@@ -43,9 +43,13 @@ def json_number(value):
 
 # --- measurement ---------------------------------------------------------------------------
 def leakage_report(
-    prior, mechanism, neighbors=None, notions: Iterable[str] = STANDARD_NOTIONS
+    prior,
+    mechanism,
+    neighbors=None,
+    notions: Iterable[str] = STANDARD_NOTIONS,
+    unit: str = "nats",
 ) -> dict[str, float]:
-    """Every standard notion measured on ``mechanism`` (nats).
+    """Every standard notion measured on ``mechanism`` (nats, or bits with ``unit="bits"``).
 
     Parameters
     ----------
@@ -56,18 +60,24 @@ def leakage_report(
         otherwise).
     notions : iterable of str
         Which notions (default: the standard eight).
+    unit : {"nats", "bits"}
+        The unit of the levels.
 
     Returns
     -------
     dict
-        Notion name → level in nats (``inf`` where unbounded).
+        Notion name → level (``inf`` where unbounded).
     """
+    from privopt.solve.units import check_unit, from_nats
+
+    unit = check_unit(unit)
     out = {}
     for name in notions:
         notion = get_notion(name)
         out[name] = float(
             notion.measure(prior, mechanism, neighbors if notion.uses_neighbors else None)
         )
+        out[name] = from_nats(out[name], unit)
     return out
 
 
@@ -311,6 +321,10 @@ class DesignResult:
         Further notes.
     warm_state : object or None
         What a later solve of the same instance can start from; not serialised.
+    unit : {"nats", "bits"}
+        The unit of :attr:`epsilon`, ``requested["epsilon"]``, :attr:`leakage` and a level's
+        :attr:`least_achievable` (``unit=`` of :func:`~privopt.design`); the certificate, the
+        line search and the closed-form checks are in nats.
     """
 
     status: Status
@@ -333,6 +347,7 @@ class DesignResult:
     closed_form: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
     warm_state: Any = field(default=None, repr=False, compare=False)
+    unit: str = "nats"
 
     def __getstate__(self) -> dict:
         # the warm start may hold solver objects (a HiGHS basis) that do not pickle; a copy
@@ -373,6 +388,12 @@ class DesignResult:
         if self.line_search is not None:
             out["line_search"] = self.line_search.to_dict()
         out["closed_form"] = [check.to_dict() for check in self.closed_form]
+        if self.extra:
+            out["notes"] = {
+                k: (v if isinstance(v, str) else json_number(v)) for k, v in self.extra.items()
+            }
+        if self.unit != "nats":
+            out["unit"] = self.unit
         return out
 
     def __repr__(self) -> str:
@@ -411,12 +432,16 @@ class Curve:
     records : list of dict
     results : list of DesignResult or None
         The full result of each point (``None`` where a point failed).
+    unit : {"nats", "bits"}
+        The unit of the levels in the records and results (``unit=`` of
+        :func:`~privopt.sweep`).
     """
 
     notion: str
     mode: str
     records: list[dict]
     results: list[DesignResult | None] = field(repr=False, default_factory=list)
+    unit: str = "nats"
 
     def to_frame(self):
         """The records as a pandas DataFrame (needs pandas: the ``[frames]`` extra).

@@ -1,0 +1,293 @@
+"""Persuasive privacy beyond the log score ([Bon-Persuasive]), numpy only.
+
+The log-score audit lives in :mod:`privopt.measures`
+(:func:`~privopt.measures.persuasive_privacy_delta`,
+:func:`~privopt.measures.persuasive_privacy_level`). This module adds:
+
+* :func:`probabilistic_dp_delta` / :func:`probabilistic_dp_level` — probabilistic DP
+  ([Bon-Persuasive] Def. 7) computed exactly, the limit of the two-point-prior class of
+  Prop. 6 (no weight to choose);
+* :func:`marginal_dawid_sebastiani` — the marginal Dawid–Sebastiani score (Def. 8);
+* :func:`gaussian_posterior_given_average`, :func:`average_release_dss_gain` and
+  :func:`average_release_kappa` — Prop. 7: releasing the exact average of Gaussian data is
+  ``(ℐ, 𝒢_x^r, r₁ + ln r₂, 0)``-PP;
+* :func:`is_conjugate` — Def. 4 for a finite class of priors, and
+  :func:`compose_persuasive` — the composition rule of Prop. 3.
+
+All in nats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.measures import _check_delta, _tail_threshold
+from privopt.model import NeighborRelation, all_pairs, as_matrix
+from privopt.model._validate import as_pmf
+
+__all__ = [
+    "probabilistic_dp_delta",
+    "probabilistic_dp_level",
+    "marginal_dawid_sebastiani",
+    "gaussian_posterior_given_average",
+    "average_release_dss_gain",
+    "average_release_kappa",
+    "is_conjugate",
+    "compose_persuasive",
+]
+
+
+def _pairs(size: int, neighbors: NeighborRelation | None) -> NeighborRelation:
+    return all_pairs(size) if neighbors is None else neighbors
+
+
+def _pair_log_ratios(W: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """``ln W[a,t]/W[b,t]`` on ``supp W[a]`` and the masses ``W[a,t]`` there."""
+    t = W[a] > 0
+    with np.errstate(divide="ignore"):
+        return np.log(W[a, t]) - np.log(W[b, t]), W[a, t]
+
+
+def probabilistic_dp_delta(mechanism, eps: float, neighbors: NeighborRelation | None = None):
+    """Least δ of (ε,δ)-probabilistic DP: ``max_{x∼x'} P_{T∼W[x,·]}[W[x,T] > e^ε W[x',T]]``
+    ([Bon-Persuasive] Def. 7; equal to (L, ℋ, ε, δ)-persuasive privacy by Prop. 6).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like
+        ``W[x, t]``.
+    eps : float
+        ε ≥ 0 (nats).
+    neighbors : NeighborRelation, optional
+        Ordered neighbouring pairs (default: all pairs).
+
+    Returns
+    -------
+    float
+        δ in ``[0, 1]``.
+    """
+    W = as_matrix(mechanism)
+    eps = float(eps)
+    worst = 0.0
+    rel = _pairs(W.shape[0], neighbors)
+    for a, b in zip(rel.left, rel.right, strict=True):
+        ratio, mass = _pair_log_ratios(W, int(a), int(b))
+        worst = max(worst, float(mass[ratio > eps + 1e-12 * max(1.0, eps)].sum()))
+    return worst
+
+
+def probabilistic_dp_level(
+    mechanism, delta: float = 0.0, neighbors: NeighborRelation | None = None
+) -> float:
+    """Least ε of (ε,δ)-probabilistic DP ([Bon-Persuasive] Def. 7); δ = 0 is the pure DP
+    level (infinite when some ``W[x,t] > 0 = W[x',t]`` for neighbours).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like
+    delta : float
+        δ in ``[0, 1]``.
+    neighbors : NeighborRelation, optional
+        Default: all pairs.
+
+    Returns
+    -------
+    float
+        ε (nats).
+    """
+    delta = _check_delta(delta)
+    W = as_matrix(mechanism)
+    rel = _pairs(W.shape[0], neighbors)
+    level = 0.0
+    for a, b in zip(rel.left, rel.right, strict=True):
+        ratio, mass = _pair_log_ratios(W, int(a), int(b))
+        level = max(level, _tail_threshold(ratio, mass, delta))
+    return float(level)
+
+
+def marginal_dawid_sebastiani(mean, cov, x) -> np.ndarray:
+    """Marginal Dawid–Sebastiani scores ``D_i(Q, x) = ln σ_i²(Q) + (x_i − μ_i(Q))²/σ_i²(Q)``
+    ([Bon-Persuasive] Def. 8).
+
+    Parameters
+    ----------
+    mean : array_like
+        ``μ(Q)``, length n.
+    cov : array_like
+        The covariance of ``Q`` (``n × n``; only its diagonal is used).
+    x : array_like
+        The true data.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``D_i`` for ``i = 1 … n``.
+    """
+    mu, var, x = _gaussian(mean, cov, x)
+    return np.log(var) + (x - mu) ** 2 / var
+
+
+def _gaussian(mean, cov, x):
+    mu = np.asarray(mean, dtype=float).ravel()
+    x = np.asarray(x, dtype=float).ravel()
+    cov = np.asarray(cov, dtype=float)
+    if cov.shape != (mu.size, mu.size) or x.size != mu.size:
+        raise InputError(
+            f"mean, x (length n) and cov (n × n) disagree: {mu.size}, {x.size}, {cov.shape}",
+            "cov",
+        )
+    var = np.diag(cov).copy()
+    if not (np.isfinite(cov).all() and (var > 0).all()):
+        raise InputError("needs finite entries and positive variances", "cov")
+    return mu, var, x
+
+
+def gaussian_posterior_given_average(mean, cov, average: float) -> tuple:
+    """The Gaussian prior ``N(μ, Σ)`` conditioned on ``X̄ = average`` (the data-posterior of
+    [Bon-Persuasive] Prop. 7, a degenerate Gaussian on the hyperplane of that average).
+
+    With ``a = 1/n``: ``μ' = μ + Σa (x̄ − aᵀμ)/(aᵀΣa)``, ``Σ' = Σ − Σa aᵀΣ/(aᵀΣa)``.
+
+    Parameters
+    ----------
+    mean : array_like
+        ``μ``.
+    cov : array_like
+        ``Σ``, positive definite.
+    average : float
+        The released ``x̄``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(μ', Σ')``.
+    """
+    mu = np.asarray(mean, dtype=float).ravel()
+    cov = np.asarray(cov, dtype=float)
+    if cov.shape != (mu.size, mu.size):
+        raise InputError(f"must be {mu.size} × {mu.size}, got {cov.shape}", "cov")
+    a = np.full(mu.size, 1.0 / mu.size)
+    s_a = cov @ a
+    var_avg = float(a @ s_a)  # Σ̄
+    if not var_avg > 0:
+        raise InputError("the average must have positive variance under the prior", "cov")
+    return mu + s_a * (float(average) - a @ mu) / var_avg, cov - np.outer(s_a, s_a) / var_avg
+
+
+def average_release_dss_gain(mean, cov, x) -> np.ndarray:
+    """``Δ_i = D_i(Q, x) − D_i(Q_T, x)`` for the release ``T = x̄`` of the exact average
+    ([Bon-Persuasive] Def. 3 with the scores of Def. 8; the quantity of Prop. 7).
+
+    Parameters
+    ----------
+    mean : array_like
+        ``μ`` of the Gaussian data-prior ``Q``.
+    cov : array_like
+        ``Σ`` (positive definite).
+    x : array_like
+        The true data (its average is released).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Δ_i`` per coordinate (nats).
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    post_mean, post_cov = gaussian_posterior_given_average(mean, cov, float(x.mean()))
+    return marginal_dawid_sebastiani(mean, cov, x) - marginal_dawid_sebastiani(
+        post_mean, post_cov, x
+    )
+
+
+def average_release_kappa(mean, cov, average: float) -> tuple:
+    """The least ``(r₁, r₂)`` with ``N(μ, Σ) ∈ 𝒢_x^r`` and the guarantee
+    ``κ^r = r₁ + ln r₂`` of [Bon-Persuasive] Prop. 7 (releasing ``x̄`` is
+    ``(ℐ, 𝒢_x^r, κ^r, 0)``-PP).
+
+    ``r₁ = (x̄ − μ̄)²/Σ̄`` and ``r₂ = max_i c_Φ / (1 − σ_i²/‖σ‖²)`` with ``c_Φ`` the condition
+    number of the correlation matrix (``Σ = diag(σ) Φ diag(σ)``). The proof's last line prints
+    ``r₁ − ln r₂``; the statement's ``r₁ + ln r₂`` is the bound that holds.
+
+    Parameters
+    ----------
+    mean : array_like
+        ``μ``.
+    cov : array_like
+        ``Σ`` (positive definite, n ≥ 2).
+    average : float
+        ``x̄``.
+
+    Returns
+    -------
+    tuple of float
+        ``(r₁, r₂, κ^r)``.
+    """
+    mu = np.asarray(mean, dtype=float).ravel()
+    cov = np.asarray(cov, dtype=float)
+    if mu.size < 2:
+        raise InputError("Prop. 7 needs n ≥ 2 coordinates", "mean")
+    sigma = np.sqrt(np.diag(cov))
+    phi = cov / np.outer(sigma, sigma)
+    eig = np.linalg.eigvalsh(phi)
+    if eig.min() <= 0:
+        raise InputError("must be positive definite", "cov")
+    c_phi = float(eig.max() / eig.min())
+    r1 = float((float(average) - mu.mean()) ** 2 / (cov.sum() / mu.size**2))
+    r2 = float(np.max(c_phi / (1 - sigma**2 / np.sum(sigma**2))))
+    return r1, r2, r1 + float(np.log(r2))
+
+
+def is_conjugate(priors: Sequence, mechanism, tol: float = 1e-9) -> bool:
+    """Whether a finite class of priors is conjugate to a mechanism ([Bon-Persuasive] Def. 4):
+    every posterior ``Q(·|t)`` (``Q`` in the class, ``t`` with ``Q_T(t) > 0``) is in the class
+    again (each entry within ``tol``).
+
+    Parameters
+    ----------
+    priors : sequence of array_like
+        The class (pmfs over the secret).
+    mechanism : Mechanism or array_like
+        ``W[x, t]``.
+    tol : float
+        Entrywise tolerance of the membership test.
+
+    Returns
+    -------
+    bool
+    """
+    W = as_matrix(mechanism)
+    cls = np.array([as_pmf(q, "priors") for q in priors])
+    if cls.ndim != 2 or cls.shape[1] != W.shape[0]:
+        raise InputError(f"each prior needs {W.shape[0]} entries", "priors")
+    for q in cls:
+        q_t = q @ W
+        for t in np.flatnonzero(q_t > 0):
+            post = q * W[:, t] / q_t[t]
+            if not (np.abs(cls - post).max(axis=1) <= tol).any():
+                return False
+    return True
+
+
+def compose_persuasive(kappa1: float, delta1: float, kappa2: float, delta2: float) -> tuple:
+    """[Bon-Persuasive] Prop. 3: if ``M₁`` is ``(𝒮, 𝒬, κ₁, δ₁)``-PP, ``M₂((·, t), ·)`` is
+    ``(𝒮, 𝒬, κ₂, δ₂)``-PP for every ``t`` and ``𝒬`` is conjugate to both
+    (:func:`is_conjugate`), then ``M₁ ⊗ M₂`` is ``(𝒮, 𝒬, κ₁ + κ₂, δ₁ + δ₂)``-PP.
+
+    Parameters
+    ----------
+    kappa1, delta1, kappa2, delta2 : float
+        The two guarantees.
+
+    Returns
+    -------
+    tuple of float
+        ``(κ, δ)`` of the composition (δ capped at 1).
+    """
+    for name, k in (("kappa1", kappa1), ("kappa2", kappa2)):
+        if not float(k) >= 0:
+            raise InputError(f"must be ≥ 0, got {k}", name)
+    d1, d2 = _check_delta(delta1, "delta1"), _check_delta(delta2, "delta2")
+    return float(kappa1) + float(kappa2), min(d1 + d2, 1.0)
