@@ -1644,7 +1644,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     def fail(code: int, kind: str, message: str, least=None) -> int:
         _note(f"privopt: {kind}: {message}")  # escaped; the JSON below keeps it exact
         if want_json:
-            category = {"error": "input", "solver failure": "solver"}.get(kind, kind.split()[0])
+            category = {
+                "error": "input",
+                "solver failure": "solver",
+                "out of memory": "memory",
+            }.get(kind, kind.split()[0])
             payload = {"status": "error", "error": category, "message": message}
             if least is not None:
                 payload.update(status="infeasible", least_achievable=least)
@@ -1681,6 +1685,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("privopt: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        # the estimate (privopt.resources) missed: say so plainly, with the knob
+        return fail(
+            3,
+            "out of memory",
+            "the machine ran out of memory although the request's estimate was within the "
+            "bound; lower PRIVOPT_MAX_MEMORY (e.g. PRIVOPT_MAX_MEMORY=1G) so that larger "
+            "programs are refused before they start, or use a smaller alphabet",
+        )
     except BrokenPipeError:  # e.g. `privopt solve … | head`
         with contextlib.suppress(Exception):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115

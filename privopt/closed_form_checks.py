@@ -49,7 +49,7 @@ import numpy as np
 from scipy import stats
 
 from privopt import closed_forms as cf
-from privopt.errors import InfeasibleError, InputError
+from privopt.errors import InfeasibleError, InputError, PrivoptError
 from privopt.model import (
     DatabasePrior,
     Distortion,
@@ -65,6 +65,8 @@ __all__ = [
     "RELATIONS",
     "CHECKED_NOTIONS",
     "MAX_DENSE",
+    "identifiability_candidate",
+    "wang_identifiability_applies",
 ]
 
 #: Relations a check can assert between the answer and the closed form.
@@ -431,6 +433,64 @@ def _hamming_view(prior, distortion: Distortion) -> _HammingView | None:
         single = DatabasePrior(prior.size, 1, probs=prior.probs)
         return _HammingView(single, True, _describe_prior(single, True))
     return None
+
+
+def _wang_view(prior, distortion: Distortion, neighbors) -> _HammingView | None:
+    view = _hamming_view(prior, distortion)
+    if view is None or not _relation_is_wang(view, neighbors) or view.size > MAX_DENSE:
+        return None
+    return view if view.full_support else None
+
+
+def wang_identifiability_applies(prior, distortion: Distortion, neighbors) -> bool:
+    """Whether Wang, Ying & Zhang's identifiability setting holds (a full-support prior on
+    ``Dⁿ`` or one alphabet of at most :data:`MAX_DENSE` symbols, Hamming distortion and
+    neighbours), so that :func:`identifiability_candidate` can answer from ε̃_X on.
+
+    Parameters
+    ----------
+    prior : Prior or DatabasePrior
+    distortion : Distortion
+    neighbors : NeighborRelation, str or None
+
+    Returns
+    -------
+    bool
+    """
+    return _wang_view(prior, distortion, neighbors) is not None
+
+
+def identifiability_candidate(prior, distortion: Distortion, neighbors, eps: float):
+    """[Wang-Ying-Zhang]'s optimal identifiability mechanism E_i at ε, with its lower bound.
+
+    Where their setting applies (a prior on ``Dⁿ`` or one alphabet, Hamming distortion and
+    neighbours, full support, ε ≥ ε̃_X), E_i of eq. (29) has level ε and distortion
+    ``h(ε)`` (Lemma 4), and ``h(ε)`` bounds ``D*_I(ε)`` from below (Lemma 1, R-PD relaxes
+    PD-I; Thm 1). A solver handed the ``e^{±ε}`` coefficients of the program at large ε
+    misses this optimum by up to 1e-2; the closed form does not.
+
+    Parameters
+    ----------
+    prior : Prior or DatabasePrior
+    distortion : Distortion
+    neighbors : NeighborRelation, str or None
+    eps : float
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, float) or None
+        ``(E_i as a dense matrix, h(ε))``, or ``None`` where the closed form does not apply.
+    """
+    view = _wang_view(prior, distortion, neighbors)
+    if view is None or not math.isfinite(eps) or eps <= 0:
+        return None
+    if eps < view.eps_tilde * (1 + 1e-9) + 1e-12:
+        return None
+    try:
+        mech = cf.identifiability_mechanism(view.prior, eps)
+    except PrivoptError:
+        return None
+    return mech.matrix, float(view.h(eps))
 
 
 def _relation_is_wang(view: _HammingView, neighbors) -> bool:

@@ -136,7 +136,10 @@ def epsilon_x(prior: DatabasePrior) -> float:
     prior = _database(prior)
     margs = prior.marginals() if prior.is_iid or prior.size <= 2**20 else None
     if margs is not None:
-        return float(max(np.log(q.max() / q.min()) if q.min() > 0 else np.inf for q in margs))
+        # a difference of logs: q.max()/q.min() overflows for a subnormal minimum
+        return float(
+            max(np.log(q.max()) - np.log(q.min()) if q.min() > 0 else np.inf for q in margs)
+        )
     p = prior.probs
     if (p <= 0).any():
         return float("inf")

@@ -9,7 +9,10 @@ define it (see docs/bibliography.md). Arguments are ``(prior, mechanism)``:
 For a joint prior every measure is taken on the channel the adversary sees,
 ``p(u|s) = Σ_y p(y|s) p(u|y)`` ([Calmon-Fawaz] eq. 16).
 
-Supports: secrets with ``p(x) = 0`` and outputs with ``p(u) = 0`` are left out.
+Supports: secrets with ``p(x) = 0`` are left out, and so are outputs no secret of the
+support emits (``p(u|x) = 0`` for every such ``x``); an output emitted only by secrets of
+tiny mass is kept even when ``p(u)`` underflows to 0 in floating point (its ratios are
+taken in the log domain).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
 from privopt.model._validate import as_pmf
-from privopt.validation import default_neighbors, resolve_neighbors
+from privopt.validation import as_distortion, check_number, default_neighbors, resolve_neighbors
 
 __all__ = [
     "NATS_PER_BIT",
@@ -80,7 +83,17 @@ def _with_unit(func: Callable) -> Callable:
 
 
 class _Setting:
-    """The quantities every measure needs, computed once: supports, channel, marginals."""
+    """The quantities every measure needs, computed once: supports, channel, marginals.
+
+    The output support is decided by the channel, never by a rounded marginal: ``u`` is an
+    output when ``p(u|s) > 0`` for some secret ``s`` with ``p(s) > 0``. Its marginal
+    ``p(u) = Σ_s p(s) p(u|s)`` may underflow to 0 (a secret of mass 1e-300 that alone emits
+    ``u``); :attr:`log_pu` holds ``ln p(u)`` computed in the log domain for such outputs, and
+    every ratio to ``p(u)`` is taken through it.
+    """
+
+    #: Marginals below this are recomputed in the log domain (far above the subnormals).
+    LOG_DOMAIN_BELOW = 1e-200
 
     def __init__(self, prior, mechanism):
         self.prior = as_prior(prior)
@@ -96,10 +109,20 @@ class _Setting:
         channel = self.prior.induced_channel(self.W)
         self.channel = channel[self.s_mask]  # p(u|s) on the secret support
         self.ps = self.p[self.s_mask]
-        self.p_u = self.prior.input_probs @ self.W  # p(u) = Σ_y p(y) W[y,u]
-        self.u_mask = self.p_u > 0
+        self.p_u = self.ps @ self.channel  # p(u) = Σ_s p(s) p(u|s)
+        self.u_mask = (self.channel > 0).any(axis=0)
         self.ch = self.channel[:, self.u_mask]  # on both supports
         self.pu = self.p_u[self.u_mask]
+        self.log_pu = _log(self.pu)
+        tiny = self.pu < self.LOG_DOMAIN_BELOW
+        if tiny.any():  # ln Σ_s exp(ln p(s) + ln p(u|s)), without underflow
+            terms = _log(self.ps)[:, None] + _log(self.ch[:, tiny])
+            top = terms.max(axis=0)
+            self.log_pu[tiny] = top + np.log(np.exp(terms - top).sum(axis=0))
+
+    def log_ratio_to_pu(self, values: np.ndarray) -> np.ndarray:
+        """``ln(values / p(u))`` column by column on the output support (``-inf`` at 0)."""
+        return _log(values) - self.log_pu
 
 
 def _xlogy_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -111,14 +134,6 @@ def _xlogy_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """``ln(num/den)`` with +inf where den = 0 < num and -inf where num = 0 < den."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(num) - np.log(den)
-    out[(num == 0) & (den == 0)] = -np.inf
-    return out
-
-
 # --- Calmon–Fawaz: average and maximum information leakage ----------------------------------
 @_with_unit
 def mutual_information(prior, mechanism) -> float:
@@ -127,7 +142,10 @@ def mutual_information(prior, mechanism) -> float:
     [Calmon-Fawaz] Def. 3 and eq. (14); [Wang-Ying-Zhang] Def. 4.
     """
     st = _Setting(prior, mechanism)
-    return float(np.sum(st.ps[:, None] * _xlogy_ratio(st.ch, st.pu[None, :])))
+    terms = np.zeros(st.ch.shape)
+    pos = st.ch > 0
+    terms[pos] = (st.ps[:, None] * st.ch)[pos] * st.log_ratio_to_pu(st.ch)[pos]
+    return float(np.sum(terms))
 
 
 @_with_unit
@@ -138,7 +156,8 @@ def information_leakage_per_output(prior, mechanism) -> np.ndarray:
     """
     st = _Setting(prior, mechanism)
     h_s = -float(np.sum(_xlogy_ratio(st.ps, np.ones_like(st.ps))))
-    posterior = st.ps[:, None] * st.ch / st.pu[None, :]  # p(s|u), columns sum to 1
+    # p(s|u) = p(s) p(u|s) / p(u), in logs so that an underflowed p(u) is no 0/0
+    posterior = np.exp(_log(st.ps)[:, None] + st.log_ratio_to_pu(st.ch))
     h_s_given_u = -np.sum(_xlogy_ratio(posterior, np.ones_like(posterior)), axis=0)
     out = np.full(st.p_u.size, np.nan)
     out[st.u_mask] = h_s - h_s_given_u
@@ -165,7 +184,7 @@ def pml_per_output(prior, mechanism) -> np.ndarray:
     """
     st = _Setting(prior, mechanism)
     out = np.zeros(st.p_u.size)
-    out[st.u_mask] = np.log(st.ch.max(axis=0) / st.pu)
+    out[st.u_mask] = st.log_ratio_to_pu(st.ch.max(axis=0))
     return np.maximum(out, 0.0)  # ℓ ≥ 0 ([Saeidian-PML] Lemma 1); clears −1e-17 rounding
 
 
@@ -207,8 +226,8 @@ def _tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> flo
 
 
 def _check_delta(delta: float, field: str = "delta") -> float:
-    delta = float(delta)
-    if not (0.0 <= delta <= 1.0) or np.isnan(delta):
+    delta = check_number(delta, field)
+    if not (0.0 <= delta <= 1.0):
         raise InputError(f"must lie in [0, 1], got {delta}", field)
     return delta
 
@@ -221,7 +240,7 @@ def pml_tail_level(prior, mechanism, delta: float) -> float:
     """
     delta = _check_delta(delta)
     st = _Setting(prior, mechanism)
-    leak = np.log(st.ch.max(axis=0) / st.pu)
+    leak = st.log_ratio_to_pu(st.ch.max(axis=0))
     return max(_tail_threshold(leak, st.pu, delta), 0.0)
 
 
@@ -236,10 +255,11 @@ def eml_level(prior, mechanism, delta: float) -> float:
     delta = _check_delta(delta)
     st = _Setting(prior, mechanism)
     if delta == 0.0:
-        return float(max(np.log(st.ch.max(axis=0) / st.pu).max(), 0.0))
+        return float(max(st.log_ratio_to_pu(st.ch.max(axis=0)).max(), 0.0))
     best = 0.0
     for row in st.ch:
-        ratio = row / st.pu
+        with np.errstate(over="ignore"):  # a ratio beyond 1e308 is a level beyond 709
+            ratio = np.exp(st.log_ratio_to_pu(row))
         order = np.argsort(-ratio, kind="stable")
         mass = np.cumsum(st.pu[order])
         # first output whose cumulative mass reaches δ (relative slack: an absolute one would
@@ -451,8 +471,7 @@ def information_privacy_level(prior, mechanism) -> float:
     st = _Setting(prior, mechanism)
     if st.ch.size == 0:
         return 0.0
-    ratio = _log_ratio(st.ch, np.broadcast_to(st.pu, st.ch.shape))
-    return float(np.abs(ratio).max())
+    return float(np.abs(st.log_ratio_to_pu(st.ch)).max())
 
 
 def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -> float:
@@ -460,8 +479,7 @@ def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -
     14)."""
     prior = as_prior(prior)
     W = as_matrix(mechanism)
-    if not isinstance(distortion, Distortion):
-        distortion = Distortion.from_matrix(distortion)
+    distortion = as_distortion(distortion, prior)
     if distortion.shape != W.shape:
         raise InputError(
             f"the distortion has shape {distortion.shape} but the mechanism has shape "

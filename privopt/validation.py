@@ -29,6 +29,7 @@ from privopt.model import (
     as_prior,
     hamming_neighbors,
 )
+from privopt.resources import format_bytes, max_memory
 
 __all__ = [
     "MODES",
@@ -42,6 +43,8 @@ __all__ = [
     "check_mode",
     "check_tolerance",
     "check_time_limit",
+    "check_flag",
+    "check_callable",
     "check_prior",
     "default_neighbors",
     "resolve_neighbors",
@@ -166,6 +169,22 @@ def check_time_limit(value, field: str = "solver.time_limit") -> float | None:
     return None if math.isinf(seconds) else seconds
 
 
+def check_flag(value, field: str) -> bool:
+    """A true/false setting (``bool`` or numpy bool; not a string such as ``"no"``)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"expected True or False, got {type(value).__name__} {value!r}", field)
+    return bool(value)
+
+
+def check_callable(value, field: str):
+    """``None`` or a callable (a progress callback)."""
+    if value is not None and not callable(value):
+        raise InputError(
+            f"expected a function (or None), got {type(value).__name__} {value!r}", field
+        )
+    return value
+
+
 def check_prior(prior) -> Prior | JointPrior | DatabasePrior:
     """A prior object, or a plain pmf read as a single-secret :class:`~privopt.model.Prior`."""
     if prior is None:
@@ -252,6 +271,14 @@ def as_distortion(distortion, prior, field: str = "distortion") -> Distortion:
         if distortion == "hamming" and prior.is_database:
             d = Distortion.database_hamming(prior.m, prior.n)
         elif distortion in DISTORTION_NAMES:
+            need = 8.0 * float(prior.n_inputs) ** 2
+            if need > max_memory():
+                raise InputError(
+                    f"a dense {distortion} distortion on {prior.n_inputs} symbols needs "
+                    f"{format_bytes(need)}, above the memory bound of {format_bytes(max_memory())}"
+                    " (PRIVOPT_MAX_MEMORY); use fewer symbols",
+                    field,
+                )
             d = getattr(Distortion, distortion)(prior.n_inputs)
         else:
             raise InputError(
@@ -288,7 +315,17 @@ def check_extra_distortions(
     list of (Distortion, float)
     """
     out = []
-    for i, item in enumerate(extras or ()):
+    if extras is None:
+        extras = ()
+    try:
+        if isinstance(extras, (str, bytes)):
+            raise TypeError
+        items = list(extras)
+    except TypeError:
+        raise InputError(
+            f"expected a list of pairs (distortion, budget), got {type(extras).__name__}", field
+        ) from None
+    for i, item in enumerate(items):
         try:
             extra, budget = item
         except (TypeError, ValueError):

@@ -157,6 +157,11 @@ METHOD_CASES = {
     "sparse-highs-pdlp": ([0.5, 0.3, 0.2], "absolute", "maximal_leakage"),
     "sparse-highs-translation": (po.Prior([0.25] * 4), "hamming", "ldp"),
     "sparse-clarabel": ([0.5, 0.3, 0.2], "absolute", "ldp"),
+    "wang-identifiability": (
+        po.DatabasePrior(2, 2, row_probs=[0.6, 0.4]),
+        "hamming",
+        "identifiability",
+    ),
 }
 #: cvxpy solvers that are not expected to certify to 1e-6 (first-order or mixed-integer),
 #: with the settings that make their answers pass verification.

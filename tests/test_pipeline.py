@@ -48,6 +48,12 @@ FAST_PATH_CASES = {
         "dp",
         {"epsilon": 0.7},
     ),
+    "wang-identifiability": (
+        po.DatabasePrior(2, 2, row_probs=[0.6, 0.4]),
+        "hamming",
+        "identifiability",
+        {"epsilon": 1.0},
+    ),
 }
 
 

@@ -7,7 +7,9 @@
 * :mod:`privopt.methods.symmetric` — the exact single-letter reduction for i.i.d. database
   priors (``symmetric``);
 * :mod:`privopt.methods.blahut_arimoto` — certified Blahut–Arimoto for mutual information
-  (``blahut-arimoto``).
+  (``blahut-arimoto``);
+* :mod:`privopt.methods.closed_form` — Wang, Ying & Zhang's closed-form identifiability
+  optimum E_i (``wang-identifiability``).
 
 Each registers a :class:`~privopt.methods.base.Method` in :data:`METHODS`; the solve driver
 (:mod:`privopt.solve`) picks them, verifies their answers and falls back from one to the next.
@@ -17,6 +19,7 @@ the solve driver or the faces.
 
 from privopt.methods import (  # noqa: F401  (importing a module registers its methods)
     blahut_arimoto,
+    closed_form,
     cvxpy_program,
     sparse_lp,
     symmetric,

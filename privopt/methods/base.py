@@ -269,6 +269,9 @@ class Method(abc.ABC):
     native_time_limit : bool
         Whether the method honours :attr:`Task.deadline` itself; otherwise the driver
         enforces it from outside.
+    memory_model : str
+        How :func:`privopt.resources.estimate_bytes` costs the method: ``"cvxpy"``,
+        ``"sparse"``, ``"dense"`` or ``"structured"``.
     """
 
     name: str = ""
@@ -277,6 +280,7 @@ class Method(abc.ABC):
     priority: int = 0
     warm_starts: bool = False
     native_time_limit: bool = True
+    memory_model: str = "dense"
 
     @abc.abstractmethod
     def unsupported(self, request: DesignRequest) -> str | None:

@@ -25,6 +25,12 @@ def as_real_array(values, field: str, ndim: int) -> np.ndarray:
     """Convert ``values`` to a float array of ``ndim`` dimensions, finite, or raise."""
     try:
         array = np.array(values, dtype=float)
+    except OverflowError:
+        raise InputError(
+            "an entry is too large to compute with (above ~1.8e308): every entry must be a "
+            "finite number",
+            field,
+        ) from None
     except (TypeError, ValueError) as exc:
         raise InputError(
             f"expected {'a list of numbers' if ndim == 1 else 'a matrix (list of rows) of numbers'}"
@@ -95,7 +101,12 @@ def as_labels(labels: Sequence | None, size: int, field: str) -> tuple[str, ...]
         return tuple(str(i) for i in range(size))
     if isinstance(labels, str):
         raise InputError("expected a list of labels, got a single string", field)
-    labels = tuple(str(label) for label in labels)
+    try:
+        labels = tuple(str(label) for label in labels)
+    except TypeError:
+        raise InputError(
+            f"expected a list of labels, got {type(labels).__name__} {labels!r}", field
+        ) from None
     if len(labels) != size:
         raise InputError(
             f"has {len(labels)} labels but the alphabet has {size} symbols: give one label per "

@@ -7,6 +7,7 @@ paths can recognise structure (Hamming on databases, [Wang-Ying-Zhang] §2).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -20,6 +21,7 @@ from privopt.model._validate import (
     check_nonnegative,
 )
 from privopt.model.prior import MAX_MATERIALISED_DATABASES, database_digits
+from privopt.resources import format_bytes, max_memory
 
 __all__ = ["Distortion", "DISTORTION_KINDS"]
 
@@ -50,8 +52,14 @@ class Distortion:
             check_nonnegative(matrix, "distortion.matrix")
             self.__dict__["matrix"] = matrix
             n_out = matrix.shape[1]
-        else:
+        elif "n_outputs" in params:
             n_out = params["n_outputs"]
+        else:
+            raise InputError(
+                "missing: give a matrix d[y, u] (rows = inputs, columns = outputs) or use "
+                "Distortion.hamming / absolute / squared / database_hamming",
+                "distortion.matrix",
+            )
         self.kind = kind
         self.params = params
         self.output_labels = (
@@ -94,7 +102,7 @@ class Distortion:
     @classmethod
     def hamming(cls, size: int) -> Distortion:
         """``d(y, u) = [y ≠ u]`` on one alphabet of ``size`` symbols."""
-        size = as_positive_int(size, "distortion.size")
+        size = _dense_size(size)
         return cls(1.0 - np.eye(size), kind="hamming")
 
     @classmethod
@@ -137,6 +145,19 @@ class Distortion:
         return f"Distortion(kind={self.kind!r}, shape={self.shape})"
 
 
+def _dense_size(size) -> int:
+    """An alphabet size whose dense ``size × size`` matrix fits the memory bound."""
+    size = as_positive_int(size, "distortion.size")
+    need = 8.0 * float(size) ** 2 if size < 2**512 else math.inf
+    if need > max_memory():
+        raise InputError(
+            f"a dense {size} x {size} distortion needs {format_bytes(need)}, above the memory "
+            f"bound of {format_bytes(max_memory())} (PRIVOPT_MAX_MEMORY); use fewer symbols",
+            "distortion.size",
+        )
+    return size
+
+
 def _symbol_values(size, values) -> np.ndarray:
     if values is not None:
         v = as_real_array(values, "distortion.values", ndim=1)
@@ -147,4 +168,4 @@ def _symbol_values(size, values) -> np.ndarray:
         return v
     if size is None:
         raise InputError("give the alphabet size or the symbol values", "distortion")
-    return np.arange(as_positive_int(size, "distortion.size"), dtype=float)
+    return np.arange(_dense_size(size), dtype=float)

@@ -37,6 +37,7 @@ from privopt.model._validate import (
     as_real_array,
     check_nonnegative,
 )
+from privopt.resources import check_database_size
 
 __all__ = ["Prior", "JointPrior", "DatabasePrior", "as_prior", "MAX_MATERIALISED_DATABASES"]
 
@@ -252,12 +253,12 @@ class DatabasePrior(Prior):
     ):
         self.m = as_positive_int(m, "prior.database.m", minimum=2)
         self.n = as_positive_int(n, "prior.database.n", minimum=1)
+        check_database_size(self.m, self.n)
         if (row_probs is None) == (probs is None):
             raise InputError(
                 "give exactly one of 'row_probs' (i.i.d. rows) and 'probs' (full pmf over D^n)",
                 "prior.database",
             )
-        self.symbols = as_labels(symbols, self.m, "prior.database.symbols")
         self.row_probs: np.ndarray | None = None
         if row_probs is not None:
             self.row_probs = as_pmf(row_probs, "prior.database.row_probs")
@@ -276,6 +277,8 @@ class DatabasePrior(Prior):
                     "prior.database.probs",
                 )
             self.__dict__["probs"] = full
+        # after the pmf, whose length bounds m: default labels of an absurd m are not built
+        self.symbols = as_labels(symbols, self.m, "prior.database.symbols")
 
     @property
     def is_iid(self) -> bool:

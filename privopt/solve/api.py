@@ -10,12 +10,20 @@ from privopt.errors import InfeasibleError, InputError, PrivoptError
 from privopt.methods.base import Deadline, ProgressEvent
 from privopt.methods.cvxpy_program import PrivacyProblem
 from privopt.request import prepare_request
+from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
 from privopt.solve.units import check_unit, from_nats, records_in_unit, result_in_unit, to_nats
 from privopt.status import Status
-from privopt.validation import check_budget, check_level, check_time_limit, check_tolerance
+from privopt.validation import (
+    check_budget,
+    check_callable,
+    check_flag,
+    check_level,
+    check_time_limit,
+    check_tolerance,
+)
 
 __all__ = ["design", "solve_problem", "sweep"]
 
@@ -28,6 +36,13 @@ def _options_cache(solver_options: dict | None) -> dict:
         return {}
     if not isinstance(solver_options, dict):
         raise InputError("expected a dict {method name: {option: value}}", "solver_options")
+    for name, opts in solver_options.items():
+        if not isinstance(opts, dict):
+            raise InputError(
+                f"the options of {name!r} must be a dict {{option: value}}, got "
+                f"{type(opts).__name__} {opts!r}",
+                "solver_options",
+            )
     return {("options", str(name)): dict(opts) for name, opts in solver_options.items()}
 
 
@@ -40,11 +55,14 @@ def _solve(
     on_progress,
     solver_options,
     program: PrivacyProblem | None = None,
+    max_memory=None,
 ) -> DesignResult:
     """Check the run's settings, choose the methods and hand the request to the driver."""
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
-    chain = choose_methods(request, solver)
+    raise_on_infeasible = check_flag(raise_on_infeasible, "raise_on_infeasible")
+    on_progress = check_callable(on_progress, "on_progress")
+    chain = choose_methods(request, solver, max_memory_bytes=memory_bound(max_memory))
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
@@ -93,6 +111,7 @@ def design(
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
+    max_memory: float | str | None = None,
     unit: str = "nats",
     **options,
 ) -> DesignResult:
@@ -138,6 +157,10 @@ def design(
         1e-9}}``).
     unit : {"nats", "bits"}
         The unit of ``epsilon`` and of the result's levels (:mod:`privopt.solve.units`).
+    max_memory : float or str, optional
+        Memory bound in bytes (or ``"8G"``, ``"inf"``); methods estimated to need more are
+        not tried, and a request none fits is an :class:`~privopt.InputError` naming its size
+        (:mod:`privopt.resources`). Default: ``PRIVOPT_MAX_MEMORY`` or 4 GiB.
     **options
         The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
 
@@ -173,7 +196,14 @@ def design(
     )
     try:
         result = _solve(
-            request, solver, tol, time_limit, raise_on_infeasible, on_progress, solver_options
+            request,
+            solver,
+            tol,
+            time_limit,
+            raise_on_infeasible,
+            on_progress,
+            solver_options,
+            max_memory=max_memory,
         )
     except InfeasibleError as exc:
         if unit != "nats" and exc.quantity == "epsilon" and exc.least_achievable is not None:
@@ -198,6 +228,7 @@ def solve_problem(
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
     warm_start: bool = False,
+    max_memory: float | str | None = None,
 ) -> DesignResult:
     """Solve a built :class:`~privopt.methods.cvxpy_program.PrivacyProblem`, with any
     constraints added to it, through the same driver as :func:`design`.
@@ -208,7 +239,7 @@ def solve_problem(
         From :func:`privopt.build_problem`.
     solver : str or sequence of str, optional
         As in :func:`design`. With added constraints only the cvxpy methods apply.
-    tol, raise_on_infeasible, time_limit, on_progress, solver_options
+    tol, raise_on_infeasible, time_limit, on_progress, solver_options, max_memory
         As in :func:`design`.
     warm_start : bool
         Accepted for compatibility; the program is always re-solved warm when it can be.
@@ -223,7 +254,15 @@ def solve_problem(
             "problem",
         )
     return _solve(
-        pp.request, solver, tol, time_limit, raise_on_infeasible, on_progress, solver_options, pp
+        pp.request,
+        solver,
+        tol,
+        time_limit,
+        raise_on_infeasible,
+        on_progress,
+        solver_options,
+        pp,
+        max_memory=max_memory,
     )
 
 
@@ -246,6 +285,7 @@ def sweep(
     executor=None,
     chunk_size: int | None = None,
     unit: str = "nats",
+    max_memory: float | str | None = None,
     **options,
 ) -> Curve:
     """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
@@ -271,8 +311,8 @@ def sweep(
         ``time_limit``.
     on_progress : callable, optional
         Receives :class:`~privopt.methods.ProgressEvent` objects.
-    solver_options : dict, optional
-        As in :func:`design`.
+    solver_options, max_memory
+        As in :func:`design` (with an ``executor``, the workers use ``PRIVOPT_MAX_MEMORY``).
     executor : concurrent.futures.Executor or distributed.Client, optional
         Spread the sweep over workers: the points are cut into chunks of ``chunk_size``
         consecutive points, each chunk solved by one task (warm starts stay within a chunk).
@@ -321,6 +361,8 @@ def sweep(
         raise points[0]
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
+    on_progress = check_callable(on_progress, "on_progress")
+    progress = check_callable(progress, "progress")
     request = prepare_request(
         prior,
         distortion,
@@ -332,7 +374,9 @@ def sweep(
         **options,
     )
     if executor is None and chunk_size is None:
-        chain = choose_methods(request, solver, sweep=True)
+        chain = choose_methods(
+            request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory)
+        )
         records, results = sweep_points(
             request,
             chain,

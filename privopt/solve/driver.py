@@ -21,6 +21,9 @@ chain of methods (:func:`~privopt.solve.selection.choose_methods`):
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -39,6 +42,7 @@ from privopt.errors import (
     VerificationError,
 )
 from privopt.methods.base import Answer, Certificate, Deadline, Method, ProgressEvent, Task
+from privopt.model import Distortion
 from privopt.request import DesignRequest
 from privopt.solve.results import (
     Attempt,
@@ -320,8 +324,44 @@ def _mismatch_text(failed: list) -> str:
     )
 
 
+#: Longest failure message kept from a method (solver texts can run to pages).
+MAX_FAILURE_TEXT = 300
+
+
+def plain_failure_text(text: str) -> str:
+    """A solver's failure text fit for a user: one line, internal structures (dict or list
+    reprs such as solver option tables) replaced by ``…``, at most
+    :data:`MAX_FAILURE_TEXT` characters.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
+    line = " ".join(str(text).split())
+    for _ in range(5):  # nested braces: innermost first
+        shorter = re.sub(r"\{[^{}]{0,100000}\}|\[[^\[\]]{40,100000}\]", "…", line)
+        if shorter == line:
+            break
+        line = shorter
+    if len(line) > MAX_FAILURE_TEXT:
+        line = line[: MAX_FAILURE_TEXT - 1] + "…"
+    return line
+
+
 def _safe_solve(method: Method, task: Task) -> Answer:
-    """Run a method; any failure other than bad input becomes a ``FAILED`` answer."""
+    """Run a method; any failure other than bad input becomes a ``FAILED`` answer (with its
+    text made plain by :func:`plain_failure_text`)."""
+    answer = _solve_or_fail(method, task)
+    if answer.status == Status.FAILED and answer.message:
+        answer.message = plain_failure_text(answer.message)
+    return answer
+
+
+def _solve_or_fail(method: Method, task: Task) -> Answer:
     try:
         return method.solve(task)
     except InputError:
@@ -473,7 +513,137 @@ def _budget_point(run: Run) -> PointOutcome:
     return outcome
 
 
+#: Distortions whose largest entry lies outside ``[1/DISTORTION_SCALE_RANGE,
+#: DISTORTION_SCALE_RANGE]`` are solved rescaled (see :func:`distortion_scale`).
+DISTORTION_SCALE_RANGE = 2.0**16
+
+
+def distortion_scale(distortion: Distortion) -> float:
+    """The power of two by which a distortion is divided before it reaches the methods.
+
+    ``E[d]`` is linear in ``d``, so the program with ``d/s`` and budgets ``D/s`` has the same
+    optimal mechanisms, and its distortions times ``s`` are the answer's. Solvers work with
+    absolute tolerances near 1e-8 and fail outright on entries near 1e300 (or round entries
+    of 1e-12 to nothing), so a distortion whose largest entry lies outside
+    ``[2⁻¹⁶, 2¹⁶]`` is brought to a largest entry in ``[1, 2)``. A power of two keeps the
+    division exact.
+
+    Parameters
+    ----------
+    distortion : Distortion
+
+    Returns
+    -------
+    float
+        ``s`` (1.0 when no rescaling is needed).
+    """
+    if distortion.is_database_hamming:
+        return 1.0
+    top = float(distortion.matrix.max())
+    if top <= 0 or 1 / DISTORTION_SCALE_RANGE <= top <= DISTORTION_SCALE_RANGE:
+        return 1.0
+    return float(2.0 ** math.floor(math.log2(top)))
+
+
+def _scaled_request(request: DesignRequest) -> tuple[DesignRequest, float]:
+    scale = distortion_scale(request.distortion)
+    extras = []
+    for extra, budget in request.extra_distortions:
+        s = distortion_scale(extra)
+        if s != 1.0:
+            extra = Distortion(extra.matrix / s, extra.output_labels, extra.kind)
+        extras.append((extra, budget / s))
+    if scale == 1.0 and tuple(extras) == tuple(request.extra_distortions):
+        return request, 1.0
+    d = request.distortion
+    scaled = dataclasses.replace(
+        request,
+        distortion=Distortion(d.matrix / scale, d.output_labels, d.kind),
+        max_distortion=None if request.max_distortion is None else request.max_distortion / scale,
+        extra_distortions=tuple(extras),
+    )
+    return scaled, scale
+
+
+def _unscaled_result(result: DesignResult, request: DesignRequest, scale: float) -> DesignResult:
+    """``result`` of the rescaled request in the user's units (distortions times ``scale``)."""
+    result.requested = request.requested
+    if result.distortion is not None:
+        result.distortion *= scale
+    if result.least_achievable is not None and result.least_achievable_quantity == "distortion":
+        result.least_achievable *= scale
+        result.message = (
+            f"no mechanism meets the distortion budget {request.max_distortion:.6g} (least "
+            f"achievable distortion: {result.least_achievable:.12g})"
+        )
+    elif result.message and request.mode == "max_distortion":
+        result.message += _scale_note(scale)
+    if request.mode == "epsilon":
+        if result.objective is not None:
+            result.objective *= scale
+        if result.solver is not None:
+            result.solver.repair_cost *= scale
+        cert = result.certificate
+        if cert is not None and cert.objective is not None:
+            result.certificate = dataclasses.replace(
+                cert,
+                objective=cert.objective * scale,
+                lower_bound=None if cert.lower_bound is None else cert.lower_bound * scale,
+                gap=None if cert.gap is None else cert.gap * scale,
+            )
+    return result
+
+
+def _scale_note(scale: float) -> str:
+    return f" [distortions in this message are divided by {scale:g}, as solved]"
+
+
 def solve_request(
+    request: DesignRequest,
+    chain: Sequence[Method],
+    **settings,
+) -> DesignResult:
+    """Answer ``request`` with the methods of ``chain``, its distortions rescaled when their
+    magnitude would defeat the solvers (:func:`distortion_scale`).
+
+    Parameters
+    ----------
+    request : DesignRequest
+    chain : sequence of Method
+        From :func:`~privopt.solve.selection.choose_methods`.
+    **settings
+        ``tol``, ``time_limit``, ``deadline``, ``raise_on_infeasible``, ``warm``, ``cache``,
+        ``on_progress``: see :func:`solve_unscaled`.
+
+    Returns
+    -------
+    DesignResult
+
+    Raises
+    ------
+    InfeasibleError, SolverError
+    """
+    scaled, scale = _scaled_request(request)
+    if scale == 1.0 and scaled is request:
+        return solve_unscaled(request, chain, **settings)
+    try:
+        result = solve_unscaled(scaled, chain, **settings)
+    except InfeasibleError as exc:
+        if exc.quantity != "distortion" or exc.least_achievable is None:
+            if request.mode == "max_distortion":
+                raise InfeasibleError(
+                    str(exc) + _scale_note(scale), exc.least_achievable, exc.quantity
+                ) from None
+            raise
+        raise InfeasibleError(
+            f"no mechanism meets the distortion budget {request.max_distortion:.6g}",
+            exc.least_achievable * scale,
+            "distortion",
+        ) from None
+    return _unscaled_result(result, request, scale)
+
+
+def solve_unscaled(
     request: DesignRequest,
     chain: Sequence[Method],
     *,

@@ -15,25 +15,77 @@ from collections.abc import Sequence
 from privopt.errors import InputError
 from privopt.methods import METHODS, Method, lookup
 from privopt.methods.cvxpy_program.method import CVXPY_CHAINS, LARGE_LP_ENTRIES
+from privopt.methods.symmetric.verification import NOTION_ALIASES
 from privopt.request import DesignRequest
+from privopt.resources import estimate_bytes, format_bytes, max_memory, memory_reason
 
 __all__ = ["choose_methods", "applicable_methods", "why_not"]
 
 
-def why_not(method: Method, request: DesignRequest) -> str | None:
-    """``None`` when ``method`` can solve ``request``; otherwise the reason."""
+def why_not(method: Method, request: DesignRequest, limit: float | None = None) -> str | None:
+    """``None`` when ``method`` can solve ``request`` within ``limit`` bytes (default: the
+    bound in force, :func:`privopt.resources.max_memory`); otherwise the reason."""
     reason = method.unsupported(request)
     if reason is not None:
         return reason
     if request.mode == "max_distortion" and not request.uses_line_search:
         if not method.solves_budget(request):
             return "does not solve budget points of this notion"
-    return None
+    limit = max_memory() if limit is None else limit
+    return memory_reason(request, method.memory_model, limit)
 
 
-def applicable_methods(request: DesignRequest) -> list[str]:
-    """Names of every registered method that can solve ``request``."""
-    return [name for name, m in METHODS.items() if why_not(m, request) is None]
+def applicable_methods(request: DesignRequest, limit: float | None = None) -> list[str]:
+    """Names of every registered method that can solve ``request`` (within ``limit``)."""
+    return [name for name, m in METHODS.items() if why_not(m, request, limit) is None]
+
+
+def _no_method(request: DesignRequest, limit: float) -> InputError:
+    """No method can take the request: name its size, each method's reason and what would
+    fit (the estimate of the cheapest method when memory is what excludes it)."""
+    shape = (
+        f"{request.prior.n_inputs} inputs x {request.distortion.n_outputs} outputs = "
+        f"{request.entries:.4g} mechanism entries"
+    )
+    reasons: dict[str, list[str]] = {}
+    for method in METHODS.values():
+        reason = why_not(method, request, limit)
+        reasons.setdefault(reason or "", []).append(method.name)
+    listed = "; ".join(f"{', '.join(names)}: {why}" for why, names in reasons.items() if why)
+    fitting = [m for m in METHODS.values() if m.unsupported(request) is None]
+    size = ""
+    if fitting:
+        cheapest = min(estimate_bytes(request, m.memory_model) for m in fitting)
+        size = (
+            f" needs about {format_bytes(cheapest)} with the cheapest method that applies, "
+            f"above the memory bound of {format_bytes(limit)};"
+        )
+    size_bound = size or any(
+        word in why for why in reasons for word in ("entries", "memory", "too many")
+    )
+    hint = f" {_fast_path_hint(request, bool(size))}" if size_bound else ""
+    return InputError(
+        f"no installed method solves this {request.notion.name} request ({shape});{size}"
+        f"{hint} (why each method was left out: {listed})",
+        "solver.name",
+    )
+
+
+def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
+    prior = request.prior
+    if getattr(prior, "is_database", False) and not getattr(prior, "is_iid", True):
+        if request.notion.name in NOTION_ALIASES:
+            return (
+                "with i.i.d. rows (give row_probs) and the row-wise Hamming distortion the "
+                "symmetric fast path solves it without a dense matrix; otherwise use fewer rows"
+            )
+    hint = "use a smaller alphabet (fewer outputs or merged symbols)"
+    if memory_bound:
+        hint += (
+            ", or raise the bound with PRIVOPT_MAX_MEMORY / max_memory= if the machine has "
+            "that much memory"
+        )
+    return hint
 
 
 def _default_cvxpy_chain(request: DesignRequest) -> tuple[str, ...]:
@@ -44,7 +96,11 @@ def _default_cvxpy_chain(request: DesignRequest) -> tuple[str, ...]:
 
 
 def choose_methods(
-    request: DesignRequest, solver: str | Sequence[str] | None = None, *, sweep: bool = False
+    request: DesignRequest,
+    solver: str | Sequence[str] | None = None,
+    *,
+    sweep: bool = False,
+    max_memory_bytes: float | None = None,
 ) -> list[Method]:
     """The methods to try for ``request``, in order.
 
@@ -55,6 +111,9 @@ def choose_methods(
         A method name, a chain of names, or ``None`` (automatic).
     sweep : bool
         Whether the request is a point of a sweep (warm starts change the automatic choice).
+    max_memory_bytes : float, optional
+        The memory bound (default :func:`privopt.resources.max_memory`); methods whose
+        estimate exceeds it are left out.
 
     Returns
     -------
@@ -64,25 +123,32 @@ def choose_methods(
     Raises
     ------
     InputError
-        For an unknown or inapplicable name (listing the methods that apply).
+        For an unknown or inapplicable name (listing the methods that apply), or a request
+        no method can hold within the memory bound (naming the size and what would fit).
     """
+    limit = max_memory() if max_memory_bytes is None else max_memory_bytes
     if solver is None:
         fast = [
             m
             for m in METHODS.values()
-            if m.family != "cvxpy" and why_not(m, request) is None and m.auto(request, sweep=sweep)
+            if m.family != "cvxpy"
+            and why_not(m, request, limit) is None
+            and m.auto(request, sweep=sweep)
         ]
         fast.sort(key=lambda m: -m.priority)
         cvx = [METHODS[n] for n in _default_cvxpy_chain(request) if n in METHODS]
-        chain = fast + [m for m in cvx if why_not(m, request) is None]
+        chain = fast + [m for m in cvx if why_not(m, request, limit) is None]
         if not chain:
-            raise InputError(
-                f"no installed method solves this {request.notion.name} request; methods "
-                f"that apply: {', '.join(applicable_methods(request)) or 'none'}",
-                "solver.name",
-            )
+            raise _no_method(request, limit)
         return chain
-    names = [solver] if isinstance(solver, str) else list(solver)
+    try:
+        names = [solver] if isinstance(solver, str) else list(solver)
+    except TypeError:
+        raise InputError(
+            f"expected a method name or a list of names, got {type(solver).__name__} "
+            f"{solver!r}; privopt solvers lists them",
+            "solver.name",
+        ) from None
     if not names:
         raise InputError("an empty list of solvers: give at least one name", "solver.name")
     chain = []
@@ -91,14 +157,14 @@ def choose_methods(
         if method is None:
             raise InputError(
                 f"unknown solver {name!r}; for this request use one of: "
-                f"{', '.join(applicable_methods(request))} (all methods: privopt solvers)",
+                f"{', '.join(applicable_methods(request, limit))} (all methods: privopt solvers)",
                 "solver.name",
             )
-        reason = why_not(method, request)
+        reason = why_not(method, request, limit)
         if reason is not None:
             raise InputError(
                 f"{method.name} does not apply to this request ({reason}); use one of: "
-                f"{', '.join(applicable_methods(request))}",
+                f"{', '.join(applicable_methods(request, limit)) or 'none'}",
                 "solver.name",
             )
         if method not in chain:

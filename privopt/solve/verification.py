@@ -11,7 +11,9 @@ Every answer is checked before it is returned, whatever method produced it:
    (:meth:`~privopt.notions.Notion.repair_weight`), else by bisection on the re-measured
    level (:func:`~privopt.notions._mixing.least_mixing_weight`). A distortion above the
    budget is repaired by mixing in the least-distortion mechanism.
-4. **Feasible** means: a channel, level ``≤ ε + 1e-9·(1 + ε)``, ``E[d] ≤ D + 1e-7·(1 + D)``,
+4. **Feasible** means: a channel, level ``≤ ε + 1e-9·(1 + ε)``, ``E[d] ≤ D + 1e-7·(1 + D)``
+   (so a verified, even certified, answer may exceed ε by up to ``1e-9·(1 + ε)`` nats: this,
+   not an exact inequality, is what "meets its constraint" promises),
    extra budgets and added constraints met.
 5. **Certified** means: the method gave a lower bound on the optimum and the re-measured
    objective is within ``1e-6·(1 + |objective|)`` of it. A method without a bound never

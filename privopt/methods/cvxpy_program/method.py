@@ -94,6 +94,7 @@ class CvxpyMethod(Method):
     """
 
     family = "cvxpy"
+    memory_model = "cvxpy"
 
     def __init__(self, solver: str):
         self.name = solver

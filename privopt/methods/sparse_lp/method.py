@@ -350,6 +350,7 @@ class SparseLP(Method):
         self.warm_starts = method == "simplex" or (method == "auto" and translation_only)
         self.auto_rule = auto_rule
         self.description = description
+        self.memory_model = "dense" if translation_only else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
         notion = request.notion.name

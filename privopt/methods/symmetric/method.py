@@ -89,6 +89,7 @@ class Symmetric(Method):
     """The exact single-letter reduction (see the module docstring)."""
 
     name = "symmetric"
+    memory_model = "structured"
     priority = 50
     description = (
         "i.i.d.-row database priors with row-wise Hamming distortion and Hamming neighbours: "

@@ -1,0 +1,252 @@
+"""Memory a design request needs, estimated before anything large is allocated.
+
+Every method is costed here, in one place, from the request's sizes alone: the number of
+secrets ``S``, inputs ``Y`` and outputs ``U``, the number of neighbouring pairs, and the
+notion's kind of constraint. A method whose estimate exceeds the memory bound is not tried
+(:func:`privopt.solve.selection.choose_methods` leaves it out with the reason), and a request
+that no method can hold is refused with an :class:`~privopt.errors.InputError` naming the
+size and the fast path or option that fits, instead of a ``MemoryError`` (or the operating
+system killing the process) minutes later.
+
+The bound is :data:`DEFAULT_MAX_MEMORY` (4 GiB), or the environment variable
+``PRIVOPT_MAX_MEMORY`` (bytes, or a number with a suffix ``K``, ``M``, ``G``, ``T``, powers of
+1024; ``inf`` for none), or the ``max_memory=`` argument of :func:`privopt.design`,
+:func:`privopt.sweep` and :func:`privopt.solve_problem`, in increasing precedence.
+
+The estimates are deliberately coarse (within a factor of about 2 of the peak resident memory
+measured on cvxpy 1.x with Clarabel and HiGHS): a dense working set of
+:data:`DENSE_BYTES_PER_ENTRY` bytes per mechanism entry (the mechanism, its repaired copies,
+the channel and the logs the measures take), plus, for the programs, a cost per constraint
+non-zero (:data:`BYTES_PER_NONZERO`).
+
+This module imports only :mod:`privopt.errors`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from privopt.errors import InputError
+
+__all__ = [
+    "DEFAULT_MAX_MEMORY",
+    "MEMORY_ENV",
+    "MAX_DATABASE_BITS",
+    "DENSE_BYTES_PER_ENTRY",
+    "BYTES_PER_NONZERO",
+    "parse_memory",
+    "max_memory",
+    "constraint_nonzeros",
+    "estimate_bytes",
+    "format_bytes",
+    "memory_reason",
+    "check_database_size",
+]
+
+#: The default memory bound of one request (bytes).
+DEFAULT_MAX_MEMORY = 4 * 2**30
+#: The environment variable that overrides :data:`DEFAULT_MAX_MEMORY`.
+MEMORY_ENV = "PRIVOPT_MAX_MEMORY"
+#: Largest database alphabet, as ``log2(m**n)``: beyond ``2**1000`` databases not even the
+#: count is a float, and no method (not the symmetric one either) can represent an answer.
+MAX_DATABASE_BITS = 1000
+#: Dense working set per mechanism entry (16 float64 arrays of the mechanism's shape).
+DENSE_BYTES_PER_ENTRY = 128
+#: Cost of one constraint non-zero, by kind of program (measured peaks: cvxpy with Clarabel
+#: 250-1000 bytes, privopt's sparse HiGHS model about 75).
+BYTES_PER_NONZERO = {"cvxpy": 500.0, "sparse": 100.0}
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_memory(value, field: str = "max_memory") -> float:
+    """A memory size in bytes from a number or a text such as ``"512M"`` or ``"8G"``.
+
+    Parameters
+    ----------
+    value : int, float or str
+        Bytes, or a number followed by ``K``, ``M``, ``G`` or ``T`` (powers of 1024, an
+        optional trailing ``B`` or ``iB``), or ``"inf"`` for no bound.
+    field : str
+        The argument named in messages.
+
+    Returns
+    -------
+    float
+        Bytes (``inf`` for no bound).
+
+    Raises
+    ------
+    InputError
+        For anything else, zero or negative sizes.
+    """
+    if isinstance(value, bool):
+        raise InputError(f"expected a size in bytes, got {value!r}", field)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in ("inf", "none", "unlimited"):
+            return math.inf
+        match = re.fullmatch(
+            r"([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(I?B)?", text.upper()
+        )
+        if match is None:
+            raise InputError(
+                f"cannot read {value!r} as a memory size: give bytes or a number with K, M, G "
+                "or T (e.g. 8G), or inf",
+                field,
+            )
+        number = float(match.group(1)) * _UNITS[match.group(2)]
+    else:
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"expected a size in bytes, got {value!r}", field) from None
+    if math.isnan(number) or number <= 0:
+        raise InputError(f"must be a positive size in bytes, got {value!r}", field)
+    return number
+
+
+def max_memory(override=None) -> float:
+    """The memory bound in force: ``override``, else ``PRIVOPT_MAX_MEMORY``, else the default.
+
+    Parameters
+    ----------
+    override : int, float, str or None
+        The ``max_memory=`` argument of the call, if any.
+
+    Returns
+    -------
+    float
+        Bytes (``inf`` for no bound).
+    """
+    if override is not None:
+        return parse_memory(override, "max_memory")
+    text = os.environ.get(MEMORY_ENV)
+    if text:
+        return parse_memory(text, MEMORY_ENV)
+    return float(DEFAULT_MAX_MEMORY)
+
+
+def format_bytes(size: float) -> str:
+    """``size`` bytes as a short text (``"3.2 GB"``, powers of 1024)."""
+    if not math.isfinite(size):
+        return "unbounded"
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if size < 1024 or unit == "PB":
+            return f"{size:.3g} {unit}" if unit != "B" else f"{size:.0f} B"
+        size /= 1024
+    return f"{size:.3g} PB"  # pragma: no cover
+
+
+def _sizes(request) -> tuple[float, float, float]:
+    prior = request.prior
+    return float(prior.n_secrets), float(prior.n_inputs), float(request.distortion.n_outputs)
+
+
+def constraint_nonzeros(request) -> float:
+    """Non-zeros of the notion's constraints at one level, written on the dense mechanism.
+
+    Pairwise notions (``dp``, ``identifiability``, ``ldp``): two per neighbouring pair and
+    output (``Y`` per pair on a joint prior). Notions on the output law (``pml``,
+    ``information_privacy``, ``mutual_information``, ``max_information_leakage``,
+    ``robust_pml``): ``p(u) = Σ_y p(y) W[y,u]`` appears in each of the ``S·U`` constraints,
+    ``Y + 1`` non-zeros each (times the number of priors of ``robust_pml``). Others: ``2·S·U``.
+
+    Parameters
+    ----------
+    request : DesignRequest
+
+    Returns
+    -------
+    float
+    """
+    s, y, u = _sizes(request)
+    per_pair = 2.0 if y == s else 2.0 * y
+    name = request.notion.name
+    if name == "ldp":
+        return s * (s - 1) * u * per_pair
+    if request.neighbors is not None:
+        return float(request.neighbors.n_pairs) * u * per_pair
+    if name in ("pml", "information_privacy", "mutual_information", "max_information_leakage"):
+        return s * u * (y + 1) * (2 if name == "information_privacy" else 1)
+    if name == "robust_pml":
+        priors = request.options.get("priors") or ()
+        return max(len(priors), 1) * s * u * (y + 1)
+    return 2.0 * s * u
+
+
+def estimate_bytes(request, model: str) -> float:
+    """The memory a method of the given ``model`` needs for ``request`` (bytes, coarse).
+
+    Parameters
+    ----------
+    request : DesignRequest
+    model : {"cvxpy", "sparse", "dense", "structured"}
+        ``"cvxpy"``: the dense cvxpy program; ``"sparse"``: privopt's sparse LP; ``"dense"``: a
+        method holding a few dense matrices of the mechanism's shape (Blahut–Arimoto);
+        ``"structured"``: a method that never holds more than a bounded dense matrix.
+
+    Returns
+    -------
+    float
+    """
+    entries = float(request.entries)
+    if model == "structured":
+        return DENSE_BYTES_PER_ENTRY * min(entries, 4096.0**2)
+    dense = DENSE_BYTES_PER_ENTRY * entries
+    if model in BYTES_PER_NONZERO:
+        nnz = constraint_nonzeros(request) + 2.0 * entries  # plus the row sums and bounds
+        return dense + BYTES_PER_NONZERO[model] * nnz
+    return dense
+
+
+def memory_reason(request, model: str, limit: float) -> str | None:
+    """``None`` when a method of ``model`` fits in ``limit`` bytes, else why not.
+
+    Parameters
+    ----------
+    request : DesignRequest
+    model : str
+        As in :func:`estimate_bytes`.
+    limit : float
+        The bound (bytes).
+
+    Returns
+    -------
+    str or None
+    """
+    need = estimate_bytes(request, model)
+    if need <= limit:
+        return None
+    return (
+        f"needs about {format_bytes(need)}, above the memory bound of {format_bytes(limit)} "
+        f"(set {MEMORY_ENV} or max_memory= to change it)"
+    )
+
+
+def check_database_size(m: int, n: int, field: str = "prior.database.n") -> None:
+    """Refuse database alphabets ``m**n`` above ``2**MAX_DATABASE_BITS`` before computing
+    ``m**n`` (with ``n = 2**63 − 1`` that integer alone would never finish).
+
+    Parameters
+    ----------
+    m, n : int
+        Row alphabet size and number of rows.
+    field : str
+        The key named in the message.
+
+    Raises
+    ------
+    InputError
+    """
+    bits = n * math.log2(m) if n <= MAX_DATABASE_BITS else math.inf
+    if bits > MAX_DATABASE_BITS:
+        largest = int(MAX_DATABASE_BITS // math.log2(m))
+        raise InputError(
+            f"m**n = {m}**{n if n < 10**12 else f'(an n of {n.bit_length()} bits)'} databases "
+            "are more than any method can "
+            f"represent (at most 2**{MAX_DATABASE_BITS}); with m = {m} use n <= {largest}",
+            field,
+        )
