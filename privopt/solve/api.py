@@ -374,21 +374,18 @@ def sweep(
         **options,
     )
     if executor is None and chunk_size is None:
-        chain = choose_methods(
-            request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory)
-        )
-        records, results = sweep_points(
+        records, results = solve_sweep_points(
             request,
-            chain,
             mode,
             points,
             values,
+            solver=solver,
             tol=tol,
-            deadline=Deadline(time_limit),
             time_limit=time_limit,
-            cache=_options_cache(solver_options),
+            solver_options=solver_options,
             on_progress=on_progress,
             progress=progress,
+            max_memory=max_memory,
         )
     else:
         from privopt.solve.batch import sweep_in_chunks
@@ -416,6 +413,52 @@ def sweep(
             for i, r in enumerate(results)
         ]
     return Curve(request.notion.name, mode, records, results, unit=unit)
+
+
+def solve_sweep_points(
+    request,
+    mode: str,
+    points: Sequence,
+    values: Sequence,
+    *,
+    solver,
+    tol: float,
+    time_limit: float | None,
+    solver_options: dict | None,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    progress=None,
+    max_memory=None,
+) -> tuple[list[dict], list[DesignResult | None]]:
+    """Choose the methods for a sweep and solve its consecutive points (one chunk).
+
+    Parameters
+    ----------
+    request : DesignRequest
+    mode : {"epsilon", "max_distortion"}
+    points, values : sequence
+        The points as given and as validated numbers.
+    solver, tol, time_limit, solver_options, on_progress, progress, max_memory
+        As for :func:`sweep`.
+
+    Returns
+    -------
+    (list of dict, list of DesignResult or None)
+        The records and the results, as :func:`sweep_points`.
+    """
+    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory))
+    return sweep_points(
+        request,
+        chain,
+        mode,
+        points,
+        values,
+        tol=tol,
+        deadline=Deadline(time_limit),
+        time_limit=time_limit,
+        cache=_options_cache(solver_options),
+        on_progress=on_progress,
+        progress=progress,
+    )
 
 
 def sweep_points(

@@ -25,11 +25,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from privopt.errors import InputError, PrivoptError
-from privopt.methods.base import Deadline, ProgressEvent
+from privopt.methods.base import ProgressEvent
 from privopt.request import DesignRequest, prepare_request
-from privopt.solve.api import DEFAULT_TOL, _options_cache, _solve, sweep, sweep_points
+from privopt.solve.api import DEFAULT_TOL, _solve, solve_sweep_points, sweep
 from privopt.solve.results import Curve, DesignResult
-from privopt.solve.selection import choose_methods
 from privopt.validation import check_time_limit, check_tolerance
 
 __all__ = [
@@ -146,17 +145,15 @@ def _sweep_task(
     on_progress: Callable[[ProgressEvent], None] | None,
 ) -> tuple[list[dict], list[DesignResult | None]]:
     """Solve one chunk of consecutive sweep points, warm-starting within the chunk."""
-    chain = choose_methods(request, solver, sweep=True)
-    return sweep_points(
+    return solve_sweep_points(
         request,
-        chain,
         mode,
         points,
         values,
+        solver=solver,
         tol=tol,
-        deadline=Deadline(time_limit),
         time_limit=time_limit,
-        cache=_options_cache(solver_options),
+        solver_options=solver_options,
         on_progress=on_progress,
     )
 
