@@ -746,6 +746,20 @@ def _curve_records(curves) -> list[dict]:
     return [dict(r) for curve in curves for r in curve.records]
 
 
+def _records_in(records: list[dict], mode: str, unit: str) -> list[dict]:
+    """Copies of curve records with their levels in ``unit`` (``--unit``; points are given
+    and solved in nats)."""
+    from privopt.solve.units import from_nats, records_in_unit
+
+    out = [dict(r) for r in records]
+    if unit == "nats":
+        return out
+    values = (
+        [from_nats(r.get("requested_epsilon"), unit) for r in out] if mode == "epsilon" else None
+    )
+    return records_in_unit(out, mode, unit, values)
+
+
 def _csv_value(value) -> Any:
     """A CSV cell: empty for a missing value, ``inf`` for an infinite one."""
     if value is None:
@@ -764,12 +778,14 @@ class _CsvStream:
     :meth:`commit` renames it to ``PATH`` (atomically); :meth:`abandon` keeps it, with a note on
     stderr, when the run is interrupted or fails (``PATH`` itself is never touched then)."""
 
-    def __init__(self, path: str, mode: str):
+    def __init__(self, path: str, mode: str, unit: str = "nats"):
         self.path = path
         # next to the file a link points to, so that the final rename stays in one folder
         self.partial = (os.path.realpath(path) if os.path.islink(path) else path) + ".partial"
         other = "requested_max_distortion" if mode == "epsilon" else "requested_epsilon"
         self.columns = [c for c in CURVE_COLUMNS if c != other]
+        if unit != "nats":
+            self.columns.append("unit")
         self.rows = 0
         self._context = None
         self._writer = None
@@ -825,13 +841,13 @@ class _CsvStream:
                 os.unlink(self.partial)
 
 
-def _curve_text(spec: ProblemSpec, curves, mode: str) -> str:
+def _curve_text(spec: ProblemSpec, curves, mode: str, unit: str = "nats") -> str:
     lines = _header(spec) + [""]
     req = "requested ε" if mode == "epsilon" else "budget"
-    head = f"  {'notion':<24}{req:>14}{'ε (nats)':>16}{'E[d]':>16}  status"
+    head = f"  {'notion':<24}{req:>14}{f'ε ({unit})':>16}{'E[d]':>16}  status"
     lines.append(head)
     for curve in curves:
-        for r in curve.records:
+        for r in _records_in(curve.records, mode, unit):
             status = r.get("status", "")
             if status == "infeasible" and r.get("least_achievable") is not None:
                 status += f" (least {_fmt(r['least_achievable'], 6)})"
@@ -912,7 +928,8 @@ def cmd_curve(args: argparse.Namespace) -> int:
         check_output_path(args.csv, "--csv", inputs=[args.file])
         if args.plot and same_output(args.csv, args.plot):
             raise InputError(f"{args.csv!r} is also the --plot file; give two paths", "--csv")
-    stream = _CsvStream(args.csv, mode) if args.csv else None
+    unit = getattr(args, "unit", "nats")
+    stream = _CsvStream(args.csv, mode, unit) if args.csv else None
     deadline = _deadline(args.time_limit, spec.time_limit)
     try:
         with _stop_after_point_on_ctrl_c(stream is not None) as stop:
@@ -923,7 +940,9 @@ def cmd_curve(args: argparse.Namespace) -> int:
                     mode,
                     points,
                     args.solver,
-                    on_records=stream.write if stream else None,
+                    on_records=(lambda rs: stream.write(_records_in(rs, mode, unit)))
+                    if stream
+                    else None,
                     stop=stop if stream else None,
                     deadline=deadline,
                 )
@@ -937,11 +956,11 @@ def cmd_curve(args: argparse.Namespace) -> int:
         raise
     records = _curve_records(curves)
     if args.plot:
-        _plot(spec, curves, args.plot)
+        _plot(spec, curves, args.plot)  # figures are drawn in nats
     if args.json:
-        _print_json(records)
+        _print_json(_records_in(records, mode, unit))
     else:
-        print(_curve_text(spec, curves, mode))
+        print(_curve_text(spec, curves, mode, unit))
         for what, path in (("table", args.csv), ("figure", args.plot)):
             if path:
                 print(f"\nwrote the {what} to {escape_text(path)}")
@@ -1541,6 +1560,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
     _time_limit_option(p, "for the whole curve")
+    _unit_option(p)
     p.set_defaults(func=cmd_curve)
 
     p = sub.add_parser(

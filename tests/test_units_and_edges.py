@@ -171,3 +171,35 @@ def test_sweep_notions_serial_for_one_figure(tmp_path):
         po.sweep_notions(prior, "hamming", [], epsilons=eps)
     with pytest.raises(po.InputError, match="notions"):
         po.sweep_notions(prior, "hamming", "dp", epsilons=eps)
+
+
+def test_curve_in_bits(tmp_path, capsys):
+    """``privopt curve --unit bits``: levels in bits in the text, JSON and CSV (points are
+    given in nats, as everywhere on the command line)."""
+    import csv as csv_module
+    import json as json_module
+    import math
+    from pathlib import Path
+
+    from privopt.cli import main as cli_main
+
+    path = Path(__file__).resolve().parent.parent / "problems" / "pml_uniform_ternary.toml"
+    grid = f"0:{math.log(4)!r}:3"  # 0, ln 2, ln 4 nats = 0, 1, 2 bits
+    assert cli_main(["curve", str(path), "--epsilon", grid, "--unit", "bits", "--json"]) == 0
+    records = json_module.loads(capsys.readouterr().out)
+    assert [r["unit"] for r in records] == ["bits"] * 3
+    assert [r["requested_epsilon"] for r in records] == pytest.approx([0.0, 1.0, 2.0])
+    assert records[1]["epsilon"] == pytest.approx(1.0, abs=1e-8)
+    assert records[2]["epsilon"] == pytest.approx(math.log2(3), abs=1e-8)  # ε_max = ln 3
+    out_csv = tmp_path / "c.csv"
+    assert (
+        cli_main(["curve", str(path), "--epsilon", grid, "--unit", "bits", "--csv", str(out_csv)])
+        == 0
+    )
+    assert "ε (bits)" in capsys.readouterr().out
+    rows = list(csv_module.DictReader(out_csv.open()))
+    assert [row["unit"] for row in rows] == ["bits"] * 3
+    assert float(rows[1]["epsilon"]) == pytest.approx(1.0, abs=1e-8)
+    assert cli_main(["curve", str(path), "--epsilon", grid, "--json"]) == 0
+    nats = json_module.loads(capsys.readouterr().out)
+    assert "unit" not in nats[1] and nats[1]["epsilon"] == pytest.approx(math.log(2), abs=1e-8)
