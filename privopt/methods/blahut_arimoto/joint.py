@@ -300,6 +300,12 @@ def joint_rate_distortion(
         w[:, u0] = 1.0
         return _solution("optimal", 0.0, model, w, 0.0, float(const[u0]), 0.0, 0)
     best = _bracket_search(model, float(budget), "dist", tol, deadline)
+    return _searched_solution(model, best, tol, deadline)
+
+
+def _searched_solution(model, best: dict, tol: float, deadline) -> RateDistortionSolution:
+    """The solution of a bracket search: optimal when its duality gap is within ``tol``
+    (relative), else failed (or time_limit when the deadline ended it)."""
     status = "optimal" if best["gap"] <= tol * (1 + abs(best["objective"])) else "failed"
     if status == "failed" and deadline is not None and deadline.expired():
         status = "time_limit"
@@ -345,17 +351,4 @@ def joint_distortion_rate(
     if not math.isfinite(eps) or model.info_of(w_min) <= eps:
         return _solution("optimal", d_min, model, w_min, model.info_of(w_min), d_min, d_min, 0)
     best = _bracket_search(model, float(eps), "info", tol, deadline)
-    status = "optimal" if best["gap"] <= tol * (1 + abs(best["objective"])) else "failed"
-    if status == "failed" and deadline is not None and deadline.expired():
-        status = "time_limit"
-    return _solution(
-        status,
-        best["objective"],
-        model,
-        best["w"],
-        best["info"],
-        best["dist"],
-        best["lower"],
-        best.get("steps", 0),
-        slopes=list(best["lambda"]),
-    )
+    return _searched_solution(model, best, tol, deadline)
