@@ -57,6 +57,8 @@ DENSE_BYTES_PER_ENTRY = 128
 #: Cost of one constraint non-zero, by kind of program (measured peaks: cvxpy with Clarabel
 #: 250-1000 bytes, privopt's sparse HiGHS model about 75).
 BYTES_PER_NONZERO = {"cvxpy": 500.0, "sparse": 100.0}
+#: Notions whose rows tie pairs of inputs within an output column.
+PAIR_NOTIONS = ("dp", "identifiability", "metric_dp")
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
@@ -183,10 +185,13 @@ def estimate_bytes(request, model: str) -> float:
     Parameters
     ----------
     request : DesignRequest
-    model : {"cvxpy", "sparse", "dense", "structured"}
+    model : {"cvxpy", "sparse", "dense", "structured", "columns"}
         ``"cvxpy"``: the dense cvxpy program; ``"sparse"``: privopt's sparse LP; ``"dense"``: a
         method holding a few dense matrices of the mechanism's shape (Blahut–Arimoto);
-        ``"structured"``: a method that never holds more than a bounded dense matrix.
+        ``"structured"``: a method that never holds more than a bounded dense matrix;
+        ``"columns"``: the block interior point, which for the pair notions (dp,
+        identifiability, metric privacy) holds a dense ``|X| × |X|`` normal matrix and its
+        inverse per output column.
 
     Returns
     -------
@@ -196,6 +201,10 @@ def estimate_bytes(request, model: str) -> float:
     if model == "structured":
         return DENSE_BYTES_PER_ENTRY * min(entries, 4096.0**2)
     dense = DENSE_BYTES_PER_ENTRY * entries
+    if model == "columns":
+        if request.notion.name in PAIR_NOTIONS:
+            return dense + 16.0 * entries * float(request.prior.n_inputs)
+        return dense
     if model in BYTES_PER_NONZERO:
         nnz = constraint_nonzeros(request) + 2.0 * entries  # plus the row sums and bounds
         return dense + BYTES_PER_NONZERO[model] * nnz

@@ -8,6 +8,8 @@
   priors (``symmetric``);
 * :mod:`privopt.methods.blahut_arimoto` — certified Blahut–Arimoto for mutual information
   (``blahut-arimoto``);
+* :mod:`privopt.methods.block_ipm` — an interior point on the block-angular LP of the linear
+  notions (one block per output column), for any prior (``block-ipm``);
 * :mod:`privopt.methods.closed_form` — Wang, Ying & Zhang's closed-form identifiability
   optimum E_i (``wang-identifiability``).
 
@@ -19,6 +21,7 @@ the solve driver or the faces.
 
 from privopt.methods import (  # noqa: F401  (importing a module registers its methods)
     blahut_arimoto,
+    block_ipm,
     closed_form,
     cvxpy_program,
     sparse_lp,

@@ -48,7 +48,7 @@ from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.status import Status
 
-__all__ = ["SparseLP", "solve_point", "MAX_VARIABLES", "MAX_DENSE", "LARGE_EPSILON"]
+__all__ = ["SparseLP", "solve_point", "full_program", "MAX_VARIABLES", "MAX_DENSE", "LARGE_EPSILON"]
 
 #: Largest ``|supp p|·|U|`` handled (mechanism variables).
 MAX_VARIABLES = 2**21
@@ -166,6 +166,57 @@ def _details(lp: LinearProgram, run: HighsRun, method: str, reduced: bool) -> di
     }
 
 
+def full_program(request: DesignRequest, eps: float, *, relaxed: bool = False):
+    """The notion's full sparse LP at level ``eps`` on the prior's support.
+
+    Variables: ``W[i,u]`` at ``i·U + u`` (``i`` indexing the support), then the encoding's
+    auxiliaries; rows: the ``S`` row sums, then the encoding's rows. Every variable lies in
+    ``[0, 1]`` (rows sum to 1; the auxiliaries are column maxima, minima or output
+    probabilities): the box makes the dual bound rigorous
+    (:meth:`~privopt.methods.sparse_lp.assembly.LinearProgram.lower_bound`).
+
+    Parameters
+    ----------
+    request : DesignRequest
+        A request whose notion has an encoding.
+    eps : float
+        The level (nats), at most :data:`LARGE_EPSILON` unless ``relaxed``.
+    relaxed : bool
+        Leave the privacy rows out.
+
+    Returns
+    -------
+    LinearProgram
+    numpy.ndarray
+        The support.
+    """
+    enc = ENCODINGS[request.notion.name]
+    relation = _relation(request)
+    p = request.prior.probs
+    support = np.flatnonzero(p > 0)
+    d = request.distortion.matrix
+    p_s, d_s = p[support], d[support]
+    S, U = d_s.shape
+    pairs = None
+    if relation is not None and hasattr(relation, "relabelled"):
+        pairs = relation.relabelled(support)  # weighted pairs (metric privacy)
+    elif relation is not None and relation.kind != "all":
+        rel = relation.restricted(support)
+        index = np.full(p.size, -1)
+        index[support] = np.arange(S)
+        pairs = NeighborRelation(S, index[rel.left], index[rel.right], rel.kind)
+    full = FullLP(
+        p_s, U, float(np.exp(min(eps, LARGE_EPSILON))), pairs, _complete(relation, S), eps
+    )
+    n_aux = 0 if relaxed else enc.n_aux(full)
+    rows = RowBuilder(S * U + n_aux)
+    rows.block(S, [(np.repeat(np.arange(S), U), full.entries.ravel(), 1.0)], 1.0, 1.0)
+    if not relaxed:
+        enc.full(rows, full)
+    cost = np.concatenate([(p_s[:, None] * d_s).ravel(), np.zeros(n_aux)])
+    return rows.program(cost, np.zeros(S * U + n_aux), np.ones(S * U + n_aux)), support
+
+
 def solve_point(
     task: Task,
     *,
@@ -218,31 +269,10 @@ def solve_point(
     task.emit(name, "start")
     if group is not None:
         return _solve_reduced(task, enc, relation, group, eps, method, options, start)
+    lp, support = full_program(request, eps, relaxed=relaxed)
     p = request.prior.probs
-    support = np.flatnonzero(p > 0)
-    d = request.distortion.matrix
-    p_s, d_s = p[support], d[support]
-    S, U = d_s.shape
-    pairs = None
-    if relation is not None and hasattr(relation, "relabelled"):
-        pairs = relation.relabelled(support)  # weighted pairs (metric privacy)
-    elif relation is not None and relation.kind != "all":
-        rel = relation.restricted(support)
-        index = np.full(p.size, -1)
-        index[support] = np.arange(S)
-        pairs = NeighborRelation(S, index[rel.left], index[rel.right], rel.kind)
-    full = FullLP(
-        p_s, U, float(np.exp(min(eps, LARGE_EPSILON))), pairs, _complete(relation, S), eps
-    )
-    n_aux = 0 if relaxed else enc.n_aux(full)
-    rows = RowBuilder(S * U + n_aux)
-    rows.block(S, [(np.repeat(np.arange(S), U), full.entries.ravel(), 1.0)], 1.0, 1.0)
-    if not relaxed:
-        enc.full(rows, full)
-    cost = np.concatenate([(p_s[:, None] * d_s).ravel(), np.zeros(n_aux)])
-    # every variable lies in [0, 1] (rows sum to 1; the auxiliaries are column maxima, minima
-    # or output probabilities): the box makes the dual bound rigorous (LinearProgram.lower_bound)
-    lp = rows.program(cost, np.zeros(S * U + n_aux), np.ones(S * U + n_aux))
+    p_s = p[support]
+    S, U = support.size, request.distortion.n_outputs
     chosen = _choose(lp, False) if method == "auto" else method
     run, answer = _solve_lp(task, lp, chosen, crossover, options, start, reduced=False)
     if answer.status != Status.OPTIMAL:

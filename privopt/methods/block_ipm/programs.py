@@ -1,0 +1,172 @@
+"""Each linear notion's LP in block-angular form: one block per output column.
+
+For a fixed prior ``p`` (on its support ``S``), distortion ``d`` and level ε (``r = e^ε``),
+the variables of column ``u`` are ``v_u = (W[·,u], aux)``; the coupling rows are the row
+sums ``Σ_u W[x,u] = 1``; the objective is ``E[d] = Σ_{x,u} p(x) d(x,u) W[x,u]`` (Wang, Ying &
+Zhang 2016, eq. (14); Calmon & Fawaz 2012, eq. (15)). The privacy rows of a column:
+
+=====================  =====================================================================
+notion                 rows of column ``u`` (kernel)
+=====================  =====================================================================
+dp                     ``W[a,u] ≤ r W[b,u]`` for neighbours ``a ~ b`` (Wang et al., eq. (15));
+                       :class:`~privopt.methods.block_ipm.kernels.DenseColumns`
+identifiability        ``p(a) W[a,u] ≤ r p(b) W[b,u]`` (the LP form of PD-I, Wang et al.
+                       eqs. (8)–(13) with ``q = p∘W``); dense columns
+metric_dp              ``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` on the metric's constraint pairs
+                       [Bordenabe-Chatzikokolakis-Palamidessi]; dense columns
+pml                    ``W[x,u] ≤ r q_u`` and ``q_u ≤ pᵀW[·,u]`` with one auxiliary ``q_u``:
+                       the set ``W[x,u] ≤ r pᵀW[·,u]`` (Saeidian et al. 2023, Thm 1);
+                       :class:`~privopt.methods.block_ipm.kernels.ArrowColumns` with a
+                       dense row
+information_privacy    ``pᵀW[·,u] / r ≤ W[x,u] ≤ r pᵀW[·,u]`` (Calmon & Fawaz 2012,
+                       Def. 6); :class:`~privopt.methods.block_ipm.kernels.DiagonalPlusLowRank`
+ldp                    ``lo_u ≤ W[x,u] ≤ r lo_u`` with one auxiliary ``lo_u`` (Saeidian et
+                       al. 2023, Def. 14: all pairs in ``O(|X|)`` rows per column);
+                       :class:`~privopt.methods.block_ipm.kernels.ArrowColumns`
+maximal_leakage        ``W[x,u] ≤ t_u`` and the coupling row ``Σ_u t_u ≤ r`` (Saeidian et
+                       al. 2023, eq. (1))
+=====================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privopt.methods.block_ipm.interior_point import BlockLP
+from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
+
+__all__ = ["PROGRAMS", "block_program"]
+
+
+def _pairs_on_support(relation, support: np.ndarray):
+    """The relation's pairs re-indexed to the support (with weights for metric pairs)."""
+    if hasattr(relation, "relabelled"):
+        pairs = relation.relabelled(support)
+        return pairs.left, pairs.right, np.asarray(pairs.weights, dtype=float)
+    rel = relation.restricted(support)
+    index = np.full(max(int(support.max(initial=0)) + 1, 1), -1)
+    index[support] = np.arange(support.size)
+    return index[rel.left], index[rel.right], np.ones(rel.left.size)
+
+
+def _coupling(S: int):
+    return np.arange(S), np.ones(S)
+
+
+def _dp(request, p, eps, support) -> tuple:
+    left, right, _ = _pairs_on_support(request.neighbors, support)
+    S = p.size
+    return DenseColumns(S, left, right, np.ones(left.size), np.full(left.size, np.exp(eps))), 0
+
+
+def _identifiability(request, p, eps, support) -> tuple:
+    left, right, _ = _pairs_on_support(request.neighbors, support)
+    alpha = p[left]
+    beta = np.exp(eps) * p[right]
+    top = np.maximum(alpha, beta)  # rows scaled to largest coefficient 1
+    return DenseColumns(p.size, left, right, alpha / top, beta / top), 0
+
+
+def _metric(request, p, eps, support) -> tuple:
+    from privopt.notions.metric_dp import MAX_EXPONENT, constraint_pairs
+
+    pairs = constraint_pairs(dict(request.options), request.prior.secret_support)
+    left, right, weights = _pairs_on_support(pairs, support)
+    beta = np.exp(np.minimum(eps * weights, MAX_EXPONENT))
+    return DenseColumns(p.size, left, right, np.ones(left.size), beta), 0
+
+
+def _output_law(two_sided: bool):
+    def build(request, p, eps, support) -> tuple:
+        S = p.size
+        r = np.exp(eps)
+        idx = np.arange(S)
+        if two_sided:
+            kernel = DiagonalPlusLowRank(
+                S,
+                np.concatenate([idx, idx]),
+                np.concatenate([np.ones(S), -np.ones(S)]),
+                np.concatenate([np.full(S, -r), np.full(S, 1.0 / r)])[:, None],
+                p[:, None],
+            )
+            return kernel, 0
+        # W[x,u] ≤ r q_u with q_u ≤ pᵀW[·,u]: the same set as W[x,u] ≤ r pᵀW[·,u]
+        kernel = ArrowColumns(S, idx, np.ones(S), np.full(S, -r), dense=np.append(-p, 1.0))
+        return kernel, 1
+
+    return build
+
+
+def _ldp(request, p, eps, support) -> tuple:
+    S = p.size
+    idx = np.arange(S)
+    kernel = ArrowColumns(  # lo − W ≤ 0 and W − r lo ≤ 0
+        S,
+        np.concatenate([idx, idx]),
+        np.concatenate([-np.ones(S), np.ones(S)]),
+        np.concatenate([np.ones(S), np.full(S, -np.exp(eps))]),
+    )
+    return kernel, 1
+
+
+def _maximal_leakage(request, p, eps, support) -> tuple:
+    S = p.size
+    return ArrowColumns(p.size, np.arange(S), np.ones(S), -np.ones(S)), 1  # W − t ≤ 0
+
+
+#: notion name → ``build(request, p_support, ε, support) -> (kernel, n_aux)``.
+PROGRAMS = {
+    "dp": _dp,
+    "identifiability": _identifiability,
+    "metric_dp": _metric,
+    "pml": _output_law(False),
+    "information_privacy": _output_law(True),
+    "ldp": _ldp,
+    "maximal_leakage": _maximal_leakage,
+}
+
+
+def block_program(request, eps: float) -> tuple[BlockLP, np.ndarray]:
+    """The block-angular LP of ``request`` at level ``eps``.
+
+    Parameters
+    ----------
+    request : DesignRequest
+        A request whose notion is in :data:`PROGRAMS` (single secret, no extra budgets).
+    eps : float
+        The level (nats), at most 30.
+
+    Returns
+    -------
+    BlockLP
+        Columns of ``S + aux`` variables (``S`` = the prior's support).
+    numpy.ndarray
+        The support (indices of the inputs with positive probability).
+    """
+    probs = request.prior.probs
+    support = np.flatnonzero(probs > 0)
+    p = probs[support]
+    d = request.distortion.matrix[support]
+    S, U = d.shape
+    kernel, n_aux = PROGRAMS[request.notion.name](request, p, eps, support)
+    n = S + n_aux
+    cost = np.zeros((U, n))
+    cost[:, :S] = (p[:, None] * d).T
+    start = np.full(n, 1.0 / U)
+    upper = np.ones(n)
+    coupled, rhs = _coupling(S)
+    slack_rows = np.zeros(0, dtype=np.int64)
+    slack_upper = np.zeros(0)
+    r = float(np.exp(eps))
+    if request.notion.name == "ldp":
+        start[S] = 1.0 / (U * np.sqrt(r))  # strictly between W/r and W
+    elif request.notion.name == "pml":
+        start[S] = 0.5 * (1.0 + 1.0 / r) / U  # q in (W/r, pᵀW)
+    elif request.notion.name == "maximal_leakage":
+        start[S] = 1.0 / U * min(2.0, 0.5 * (1.0 + r))  # Σ_u t_u = min(2, (1 + r)/2) ≤ r
+        coupled = np.append(coupled, S)
+        rhs = np.append(rhs, r)
+        slack_rows = np.array([S], dtype=np.int64)
+        slack_upper = np.array([r])
+    lp = BlockLP(kernel, cost, upper, coupled, rhs, start, slack_rows, slack_upper)
+    return lp, support
