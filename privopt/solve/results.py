@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +13,10 @@ from privopt.errors import InputError
 from privopt.model import Mechanism
 from privopt.notions import STANDARD_NOTIONS, get_notion
 from privopt.status import Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "Attempt",
@@ -480,6 +484,44 @@ class Curve:
             return np.array([np.nan if v is None else v for v in values], dtype=float)
         except (TypeError, ValueError):
             raise InputError(f"the column {key!r} is not numeric", "key") from None
+
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Figure:
+        """Draw the curve with :func:`privopt.plotting.plot_curve` and return the figure.
+
+        A level sweep is drawn at ``(requested ε, D*(ε))``, a budget sweep at the achieved
+        ``(least ε*, E[d])`` with slack budgets hollow (see :mod:`privopt.plotting`).
+
+        :mod:`privopt.plotting` (and so matplotlib) is imported here, when the method is called,
+        not when this module is imported: the results layer never imports the faces (plotting,
+        command line) at import time, so ``import privopt`` stays free of matplotlib. This is
+        how ``pandas.DataFrame.plot`` forwards to its plotting backend.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Draw on these axes (e.g. a subplot of a notebook figure); no figure is created.
+            Default: a new figure with an off-screen canvas.
+        **kwargs
+            Passed to :func:`~privopt.plotting.plot_curves`: ``prior`` and ``distortion`` (for
+            the closed-form overlays and the title; the curve does not store its problem),
+            ``neighbors``, ``title``, ``legend``, ``path``…
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on (``ax.figure`` when ``ax`` is given).
+
+        Examples
+        --------
+        >>> import privopt as po
+        >>> curve = po.sweep([0.5, 0.5], "hamming", "ldp", epsilons=[0.5, 1.0])
+        >>> fig = curve.plot(prior=[0.5, 0.5], distortion="hamming")
+        >>> type(fig).__name__, len(fig.axes)
+        ('Figure', 1)
+        """
+        from privopt import plotting
+
+        return plotting.plot_curve(self, ax=ax, **kwargs)
 
     def __len__(self) -> int:
         return len(self.records)
