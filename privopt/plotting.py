@@ -28,8 +28,14 @@ What is drawn:
     of the secret, with Hamming distortion: the rate–distortion function
     ``ln k − h_b(D) − D ln(k − 1)`` (Calmon and Fawaz, Corollary 1);
 
-* a title that describes the sweep (mode, notions, prior, distortion) and a legend outside the
-  axes (below them), so that it never hides a curve.
+* a title that describes the sweep (mode, notions, prior, distortion), wrapped to the width of
+  the axes, and a legend outside the axes (below them, in two columns where they fit and in one
+  under a narrow subplot), so that it never hides a curve;
+* levels in the unit of the curves (``unit=`` of :func:`privopt.sweep`, nats or bits; the
+  closed forms, which take levels in nats, are converted), and axes that start a little below
+  0 so that the markers of points at ``ε = 0`` or ``D = 0`` are drawn whole.
+
+:meth:`privopt.solve.Curve.plot` is :func:`plot_curve` called on the curve.
 
 Labels use matplotlib's mathtext (``$\\varepsilon_X$``, ``$\\tilde{\\varepsilon}_X$``,
 ``$h^{-1}$``).
@@ -84,11 +90,16 @@ _LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1.5, 1, 1.5, 1, 1.5)), (0, (8, 2)),
 _LINE_WIDTH = 1.3
 _OVERLAY_WIDTH = 1.0
 _LEGEND_FONT = 7.5
+_TITLE_FONT = 9.5
 _FIG_WIDTH = 7.0
 _FIG_HEIGHT = 4.2
 _EPS = r"\varepsilon"
 _DDP = r"$D^*_{\mathrm{DP}}$"
 _DI = r"$D^*_{\mathrm{I}}$"
+#: Nats per unit of level (levels of curves swept with ``unit="bits"`` are in bits).
+_NATS_PER = {"nats": 1.0, "bits": math.log(2.0)}
+#: The axes start this fraction of their span below 0 (room for the markers of edge points).
+_EDGE_MARGIN = 0.02
 
 
 # --- what the problem is ---------------------------------------------------------------------
@@ -236,7 +247,24 @@ def sweep_title(curves: Sequence, prior=None, distortion: Distortion | None = No
 
 
 # --- drawing ---------------------------------------------------------------------------------
-def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mode: bool) -> None:
+def _curves_unit(curves: Sequence) -> str:
+    """The unit of the levels of all the curves (``unit=`` of the sweeps; one for all)."""
+    units = {getattr(curve, "unit", "nats") for curve in curves} or {"nats"}
+    if len(units) > 1 or not units <= set(_NATS_PER):
+        raise InputError(
+            f"the curves have levels in {', '.join(sorted(map(str, units)))}: sweep them with "
+            "the same unit= ('nats' or 'bits') to draw them together",
+            "curves",
+        )
+    return units.pop()
+
+
+def _overlays(
+    ax, prior, distortion, notions, neighbors, x_max: float, budget_mode: bool, unit: str = "nats"
+) -> None:
+    """Draw the closed forms that apply; levels on the x axis are in ``unit``."""
+    scale = _NATS_PER[unit]  # the closed forms take and give levels in nats
+    bits = unit == "bits"
     grid = np.linspace(0.0, x_max, 400)
     db = _as_database(prior) if _is_hamming(distortion, prior) else None
     pairwise = {"dp", "identifiability", "ldp"} & set(notions)
@@ -244,15 +272,18 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mo
     hamming_rel = not custom and (neighbors in (None, "hamming") or (db is not None and db.n == 1))
     if db is not None and pairwise and (hamming_rel or ("ldp" in notions and not custom)):
         m, n = db.m, db.n
-        h = closed_forms.h(grid, m, n)
-        eps_x = closed_forms.epsilon_x(db)
-        eps_t = closed_forms.epsilon_tilde_x(db)
+        h = closed_forms.h(grid * scale, m, n)
+        eps_x = closed_forms.epsilon_x(db) / scale
+        eps_t = closed_forms.epsilon_tilde_x(db) / scale
+        # h takes a level in nats: a level ε in bits is ε ln 2 nats
+        arg = rf"{_EPS}\,\ln 2" if bits else _EPS
         if n == 1:
-            h_label = rf"$h({_EPS}) = {m - 1}/(e^{{{_EPS}}} + {m - 1})$"
+            base = "2" if bits else "e"
+            h_label = rf"$h({arg}) = {m - 1}/({base}^{{{_EPS}}} + {m - 1})$"
         else:
-            h_label = rf"$h({_EPS})$"
+            h_label = rf"$h({arg})$"
         if budget_mode:
-            h_label += rf" (${_EPS} = h^{{-1}}(D)$)"
+            h_label += rf" (${arg} = h^{{-1}}(D)$)"
         marks_tilde = math.isfinite(eps_t) and eps_t <= x_max
         if eps_x <= 1e-12:
             h_label += ": optimal for dp, ldp, identifiability"
@@ -262,14 +293,16 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mo
                 h_label += rf", $= D^*_{{\mathrm{{I}}}}$ from $\tilde{{{_EPS}}}_X$"
         ax.plot(grid, h, color="black", lw=_OVERLAY_WIDTH, label=h_label, zorder=2)
         if math.isfinite(eps_x) and eps_x > 1e-12:
-            low = closed_forms.h(grid + eps_x, m, n)
+            low = closed_forms.h((grid + eps_x) * scale, m, n)
+            shifted = rf"{_EPS} + {_EPS}_X"
+            low_label = rf"$h(({shifted})\,\ln 2)$" if bits else rf"$h({shifted})$"
             ax.plot(
                 grid,
                 low,
                 color="black",
                 lw=_OVERLAY_WIDTH,
                 ls="--",
-                label=rf"$h({_EPS} + {_EPS}_X)$: lower bound on {_DDP}",
+                label=f"{low_label}: lower bound on {_DDP}",
                 zorder=2,
             )
             ax.fill_between(
@@ -308,7 +341,7 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mo
         if db is not None and getattr(prior, "is_database", False):
             lo, hi = closed_forms.pdmip_valid_range(db)
             ds = np.linspace(max(lo, 1e-6), hi, 300)[1:]
-            rate = np.array([closed_forms.pdmip_value(db, d, strict=False) for d in ds])
+            rate = np.array([closed_forms.pdmip_value(db, d, strict=False) for d in ds]) / scale
             keep = rate <= x_max
             ax.plot(
                 rate[keep],
@@ -323,6 +356,7 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mo
         if k is not None:
             ds = np.linspace(1e-6, (k - 1) / k, 300)
             rate = math.log(k) - closed_forms.binary_entropy(ds) - ds * math.log(k - 1)
+            rate = rate / scale
             keep = rate <= x_max
             ax.plot(
                 rate[keep],
@@ -330,12 +364,18 @@ def _overlays(ax, prior, distortion, notions, neighbors, x_max: float, budget_mo
                 color="black",
                 lw=_OVERLAY_WIDTH,
                 ls=(0, (1, 1)),
-                label=rf"$\ln {k} - h_b(D) - D\ln {k - 1}$ (Calmon–Fawaz Cor. 1)",
+                label=(
+                    rf"$\log_2 {k} - h_b(D) - D\log_2 {k - 1}$ (bits; Calmon–Fawaz Cor. 1)"
+                    if bits
+                    else rf"$\ln {k} - h_b(D) - D\ln {k - 1}$ (Calmon–Fawaz Cor. 1)"
+                ),
                 zorder=2,
             )
 
 
-def _check_points(curve, budget_mode: bool) -> dict[str, list[tuple[float, float]]]:
+def _check_points(
+    curve, budget_mode: bool, unit: str = "nats"
+) -> dict[str, list[tuple[float, float]]]:
     """The closed-form values of a curve's own checks, placed on the figure's axes.
 
     Every point of a curve carries the checks the solver layer ran on it
@@ -343,8 +383,10 @@ def _check_points(curve, budget_mode: bool) -> dict[str, list[tuple[float, float
     columns ``closed_form.<name>``). A check that compares the plotted quantity (the distortion,
     or the level of a budget sweep) is drawn at its closed-form value, so the figure shows
     exactly what was checked. Returns the points grouped by ``equal``, ``at_most``,
-    ``at_least`` and ``failed``.
+    ``at_least`` and ``failed``. The checks compare levels in nats; a curve in bits has its
+    level checks converted to ``unit``.
     """
+    scale = _NATS_PER[unit]
     groups: dict[str, list[tuple[float, float]]] = {
         "equal": [],
         "at_most": [],
@@ -365,8 +407,8 @@ def _check_points(curve, budget_mode: bool) -> dict[str, list[tuple[float, float
             got = float(check.got)
             if abs(got - y_all[j]) <= 1e-9 * (1.0 + abs(y_all[j])):
                 point = (float(x_all[j]), expected)  # a distortion check
-            elif budget_mode and abs(got - eps_all[j]) <= 1e-9 * (1.0 + abs(eps_all[j])):
-                point = (expected, float(y_all[j]))  # a level check of a budget sweep
+            elif budget_mode and abs(got / scale - eps_all[j]) <= 1e-9 * (1.0 + abs(eps_all[j])):
+                point = (expected / scale, float(y_all[j]))  # a level check of a budget sweep
             else:
                 continue
             groups["failed" if not check.passed else check.relation].append(point)
@@ -381,11 +423,11 @@ _CHECK_STYLE = {
 }
 
 
-def _draw_checks(ax, curves, budget_mode: bool) -> None:
+def _draw_checks(ax, curves, budget_mode: bool, unit: str = "nats") -> None:
     """Mark every curve point's closed-form checks (see :func:`_check_points`)."""
     merged: dict[str, list[tuple[float, float]]] = {key: [] for key in _CHECK_STYLE}
     for curve in curves:
-        for key, points in _check_points(curve, budget_mode).items():
+        for key, points in _check_points(curve, budget_mode, unit).items():
             merged[key].extend(points)
     for key, (marker, label) in _CHECK_STYLE.items():
         points = merged[key]
@@ -450,6 +492,75 @@ def _annotate_slack(ax, x, y, budgets, slack, color: str) -> None:
             color=color,
             zorder=30,
         )
+
+
+def _text_width(text: str, size: float) -> float:
+    """The width in points of ``text`` set at ``size`` points (mathtext where it has ``$…$``)."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    ismath = text.count("$") - 2 * text.count(r"\$") >= 2
+    try:
+        width, _, _ = RendererAgg(1, 1, 72).get_text_width_height_descent(
+            text, FontProperties(size=size), ismath=ismath
+        )
+    except Exception:  # noqa: BLE001 - a label mathtext cannot parse: estimate
+        return 0.55 * size * len(text)
+    return float(width)
+
+
+def _axes_width(ax, fig) -> float:
+    """About the width of the axes in points, once laid out.
+
+    Under a layout engine (``layout="constrained"`` or ``"tight"``) the axes get their share
+    of the figure's width less the room of the tick labels; otherwise their current width.
+    """
+    spec = ax.get_subplotspec() if hasattr(ax, "get_subplotspec") else None
+    if spec is not None and fig.get_layout_engine() is not None:
+        columns = spec.get_gridspec().ncols
+        span = spec.colspan.stop - spec.colspan.start
+        return float(fig.get_figwidth() * 72.0 * span / columns - 50.0)
+    return float(ax.get_position().width * fig.get_figwidth() * 72.0)
+
+
+def _legend_columns(labels: Sequence[str], width: float) -> int:
+    """Two legend columns when they fit in ``width`` points (and there are more than two
+    entries), else one."""
+    if len(labels) <= 2:
+        return 1
+    column = max(_text_width(label, _LEGEND_FONT) for label in labels)
+    column += (2.6 + 0.8) * _LEGEND_FONT  # handle length and pad (as set below)
+    return 2 if 2 * column + 2.3 * _LEGEND_FONT <= width else 1
+
+
+def _wrap_title(text: str, width: float, size: float) -> str:
+    """Break the lines of a title that are wider than ``width`` points: after ``", "`` or
+    ``": "`` outside parentheses (a pmf ``(0.6, 0.4)`` stays whole), at spaces only for a part
+    that is still too wide."""
+    out: list[str] = []
+    for line in text.splitlines():
+        parts, depth, start = [], 0, 0
+        for i, char in enumerate(line):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if char in ",:" and depth == 0 and line[i + 1 : i + 2] == " ":
+                parts.append(line[start : i + 2])
+                start = i + 2
+        parts.append(line[start:])
+        pieces = []
+        for part in parts:  # a part still too wide is broken at its spaces
+            if _text_width(part, size) <= width:
+                pieces.append(part)
+            else:
+                pieces.extend(word + " " for word in part.split(" ") if word)
+        current = ""
+        for piece in pieces:
+            if current and _text_width((current + piece).rstrip(), size) > width:
+                out.append(current.rstrip())
+                current = piece
+            else:
+                current += piece
+        out.append(current.rstrip())
+    return "\n".join(out)
 
 
 def _legend_below(ax, fig, handles, labels, ncols: int):
@@ -541,6 +652,7 @@ def plot_curves(
         fig = ax.figure
 
     budget_mode = bool(curves) and all(c.mode == "max_distortion" for c in curves)
+    unit = _curves_unit(curves)
     xs = [0.0]
     for curve in curves:
         x, _ = _curve_xy(curve)
@@ -551,8 +663,8 @@ def plot_curves(
 
     notions = [curve.notion for curve in curves]
     if closed_form:
-        _overlays(ax, prior, distortion, notions, neighbors, x_max, budget_mode)
-        _draw_checks(ax, curves, budget_mode)
+        _overlays(ax, prior, distortion, notions, neighbors, x_max, budget_mode, unit)
+        _draw_checks(ax, curves, budget_mode, unit)
 
     any_slack = False
     for i, curve in enumerate(curves):
@@ -612,14 +724,26 @@ def plot_curves(
             zorder=20,
         )
 
-    ax.set_xlabel(BUDGET_XLABEL if budget_mode else XLABEL)
+    xlabel = BUDGET_XLABEL if budget_mode else XLABEL
+    ax.set_xlabel(xlabel.replace("(nats)", f"({unit})"))
     ax.set_ylabel(BUDGET_YLABEL if budget_mode else YLABEL)
-    ax.set_xlim(0.0, x_max)
-    ax.set_ylim(bottom=0.0)
+    # a small margin left of ε = 0 and under D = 0, so that the markers of points on these
+    # edges (e.g. a slack budget answered at ε* = 0) are drawn whole, not cut in half
+    ax.set_xlim(-_EDGE_MARGIN * x_max, x_max)
+    top = ax.get_ylim()[1]
+    if any_slack:  # room above the highest hollow point for the names of its budgets
+        top = max(
+            top,
+            1.08
+            * max(
+                float(np.max(_curve_xy(c)[1][_slack(c) & _solved(c)], initial=0.0)) for c in curves
+            ),
+        )
+    ax.set_ylim(-_EDGE_MARGIN * top, top)
     ax.grid(alpha=0.25, lw=0.6)
     text = sweep_title(curves, prior, distortion) if title is None else title
     if text:
-        ax.set_title(text, fontsize=9.5)
+        ax.set_title(_wrap_title(text, _axes_width(ax, fig), _TITLE_FONT), fontsize=_TITLE_FONT)
 
     handles, labels = ax.get_legend_handles_labels()
     if any_slack:
@@ -651,7 +775,9 @@ def plot_curves(
                 frameon=False,
             )
         else:
-            ncols = 1 if len(handles) <= 2 else 2
+            # two columns where they fit: under a new figure, or under the given axes (a
+            # subplot of a notebook figure is often too narrow for two)
+            ncols = _legend_columns(labels, _FIG_WIDTH * 72.0 if own else _axes_width(ax, fig))
             if own:  # a figure legend: constrained layout keeps the axes clear of it
                 fig.legend(
                     handles,
