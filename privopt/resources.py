@@ -57,6 +57,8 @@ DENSE_BYTES_PER_ENTRY = 128
 #: Cost of one constraint non-zero, by kind of program (measured peaks: cvxpy with Clarabel
 #: 250-1000 bytes, privopt's sparse HiGHS model about 75).
 BYTES_PER_NONZERO = {"cvxpy": 500.0, "sparse": 100.0}
+#: Working set of the block interior point per mechanism entry (bytes).
+COLUMN_BYTES_PER_ENTRY = 512.0
 #: Notions whose rows tie pairs of inputs within an output column.
 PAIR_NOTIONS = ("dp", "identifiability", "metric_dp")
 
@@ -202,9 +204,14 @@ def estimate_bytes(request, model: str) -> float:
         return DENSE_BYTES_PER_ENTRY * min(entries, 4096.0**2)
     dense = DENSE_BYTES_PER_ENTRY * entries
     if model == "columns":
+        # ~30 iterate-sized arrays (measured peak: 680 MB at 1000 × 1000, LDP), plus the
+        # Schur complement; the pair notions also hold a dense normal matrix and its
+        # inverse per output column
+        inputs = float(request.prior.n_inputs)
+        need = COLUMN_BYTES_PER_ENTRY * entries + 8.0 * inputs**2
         if request.notion.name in PAIR_NOTIONS:
-            return dense + 16.0 * entries * float(request.prior.n_inputs)
-        return dense
+            need += 16.0 * entries * inputs
+        return need
     if model in BYTES_PER_NONZERO:
         nnz = constraint_nonzeros(request) + 2.0 * entries  # plus the row sums and bounds
         return dense + BYTES_PER_NONZERO[model] * nnz

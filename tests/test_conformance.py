@@ -157,6 +157,7 @@ METHOD_CASES = {
     "sparse-highs-pdlp": ([0.5, 0.3, 0.2], "absolute", "maximal_leakage"),
     "sparse-highs-translation": (po.Prior([0.25] * 4), "hamming", "ldp"),
     "sparse-clarabel": ([0.5, 0.3, 0.2], "absolute", "ldp"),
+    "block-ipm": ([0.5, 0.3, 0.2], "absolute", "information_privacy"),
     "wang-identifiability": (
         po.DatabasePrior(2, 2, row_probs=[0.6, 0.4]),
         "hamming",

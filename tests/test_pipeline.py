@@ -42,6 +42,7 @@ FAST_PATH_CASES = {
     "sparse-highs-ipm-crossover": (P3, "hamming", "information_privacy", {"epsilon": 0.8}),
     "sparse-highs-pdlp": (P3, "hamming", "maximal_leakage", {"epsilon": 0.2}),
     "sparse-clarabel": (P3, "hamming", "ldp", {"epsilon": 0.8}),
+    "block-ipm": (P3, "hamming", "pml", {"epsilon": 0.4}),
     "sparse-highs-translation": (
         po.DatabasePrior(2, 3, row_probs=[0.5, 0.5]),
         "hamming",

@@ -1,0 +1,225 @@
+"""The block-angular interior point (``block-ipm``): kernels, certificate and answers.
+
+Oracles: dense linear algebra for the kernels; an independent ``scipy.optimize.linprog``
+program for every notion (``tests/crosscheck/linear_lp.py``, and a database PD-DP written
+out here); the weak-duality property of the certificate for *any* duals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize
+
+import privopt as po
+from privopt.methods.base import Deadline
+from privopt.methods.block_ipm.interior_point import _lagrangian_bound, solve_block_lp
+from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
+from privopt.methods.block_ipm.programs import PROGRAMS, block_program
+from privopt.request import prepare_request
+from privopt.solve.selection import choose_methods
+from tests.crosscheck.linear_lp import reference_lp
+
+SINGLE_ALPHABET = ("pml", "information_privacy", "ldp", "maximal_leakage")
+
+
+# --- kernels against dense linear algebra --------------------------------------------------
+
+
+def _dense_G(kernel, n_rows: int, n_vars: int) -> np.ndarray:
+    """``G`` recovered column by column from ``apply`` (one block)."""
+    G = np.zeros((n_rows, n_vars))
+    for j in range(n_vars):
+        e = np.zeros((1, n_vars))
+        e[0, j] = 1.0
+        G[:, j] = kernel.apply(e)[0]
+    return G
+
+
+def _kernels(rng):
+    S = 5
+    p = rng.dirichlet(np.ones(S))
+    r = 1.7
+    idx = np.arange(S)
+    left, right = np.array([0, 1, 1, 2, 3, 4]), np.array([1, 0, 2, 1, 4, 3])
+    yield DenseColumns(S, left, right, rng.uniform(0.5, 1, 6), rng.uniform(1, 2, 6))
+    yield DiagonalPlusLowRank(
+        S,
+        np.concatenate([idx, idx]),
+        np.concatenate([np.ones(S), -np.ones(S)]),
+        np.concatenate([np.full(S, -r), np.full(S, 1 / r)])[:, None],
+        p[:, None],
+    )
+    yield ArrowColumns(
+        S,
+        np.concatenate([idx, idx]),
+        np.concatenate([-np.ones(S), np.ones(S)]),
+        np.concatenate([np.ones(S), np.full(S, -r)]),
+    )
+    yield ArrowColumns(S, idx, np.ones(S), np.full(S, -r), dense=np.append(-p, 1.0))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kernels_invert_their_normal_matrices(seed):
+    rng = np.random.default_rng(seed)
+    for kernel in _kernels(rng):
+        m, n, U = kernel.n_rows, kernel.n_vars, 3
+        G = _dense_G(kernel, m, n)
+        V = rng.uniform(size=(U, n))
+        Z = rng.uniform(size=(U, m))
+        assert np.allclose(kernel.apply(V), V @ G.T)
+        assert np.allclose(kernel.apply_t(Z), Z @ G)
+        D = np.exp(rng.uniform(-3, 3, size=(U, m)))
+        E = np.exp(rng.uniform(-3, 3, size=(U, n)))
+        factor = kernel.factor(D, E)
+        inverses = [np.linalg.inv(G.T @ np.diag(D[u]) @ G + np.diag(E[u])) for u in range(U)]
+        R = rng.normal(size=(U, n))
+        expected = np.array([inverses[u] @ R[u] for u in range(U)])
+        assert np.allclose(factor.solve(R), expected, rtol=1e-9, atol=1e-12)
+        shared = rng.normal(size=n)
+        assert np.allclose(factor.solve(shared), [inv @ shared for inv in inverses])
+        sel = np.arange(min(n, 5))
+        block = sum(inv[np.ix_(sel, sel)] for inv in inverses)
+        assert np.allclose(factor.coupled_block(sel), block, rtol=1e-9, atol=1e-12)
+
+
+# --- the certificate is a lower bound for any duals ------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), notion=st.sampled_from(SINGLE_ALPHABET))
+def test_bound_from_any_duals_is_below_the_optimum(seed, notion):
+    """Weak duality with the box: arbitrary ``y`` and ``z ≥ 0`` never give a bound above the
+    independent LP's optimum (inexact duals weaken the certificate, never falsify it)."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 6))
+    p = rng.dirichlet(np.ones(k))
+    d = rng.uniform(0, 2, size=(k, k))
+    eps = float(rng.uniform(0.2, 2.0))
+    request = prepare_request(p, d, notion, epsilon=eps)
+    lp, _ = block_program(request, eps)
+    U = lp.cost.shape[0]
+    y = rng.normal(scale=rng.uniform(0.01, 2), size=lp.coupled.size)
+    z = np.abs(rng.normal(size=(U, lp.kernel.n_rows)))
+    bound = _lagrangian_bound(lp.cost + lp.kernel.apply_t(z), y, lp.coupled, lp.rhs, lp.upper)
+    if lp.slack_rows.size:
+        bound += float(np.sum(np.minimum(-y[lp.slack_rows], 0.0) * lp.slack_upper))
+    assert bound <= reference_lp(notion, p, d, eps) + 1e-9
+
+
+# --- answers against the independent programs ----------------------------------------------
+
+
+@pytest.mark.parametrize("notion", SINGLE_ALPHABET)
+@pytest.mark.parametrize("seed", range(4))
+def test_single_alphabet_answers_match_an_independent_lp(notion, seed):
+    rng = np.random.default_rng(100 + seed)
+    k = int(rng.integers(3, 9))
+    ko = int(rng.integers(2, 9))
+    p = rng.dirichlet(np.ones(k))
+    d = rng.uniform(0, 3, size=(k, ko))
+    eps = float(rng.choice([0.05, 0.4, 1.0, 3.0]))
+    res = po.design(p, d, notion, epsilon=eps, solver="block-ipm")
+    ref = reference_lp(notion, p, d, eps)
+    assert res.status == "optimal" and res.certificate.certified
+    assert res.distortion == pytest.approx(ref, rel=1e-6, abs=1e-8)
+    assert res.certificate.lower_bound <= ref + 1e-8 * (1 + ref)  # linprog's own tolerance
+
+
+def _database_dp_reference(prior: po.DatabasePrior, eps: float, scaled: bool) -> float:
+    """PD-DP / PD-I (Wang, Ying & Zhang 2016, eqs. (14)–(17) and the LP form of (8)–(13))
+    written out with Hamming neighbours, solved by HiGHS through scipy."""
+    N = prior.n_inputs
+    digits = np.array(np.unravel_index(np.arange(N), (prior.m,) * prior.n)).T
+    hamming = (digits[:, None, :] != digits[None, :, :]).sum(-1)
+    p = prior.probs
+    a, b = np.nonzero(hamming == 1)
+    rows, cols, vals = [], [], []
+    for u in range(N):
+        k = np.arange(a.size) + u * a.size
+        wa = p[a] if scaled else np.ones(a.size)
+        wb = np.exp(eps) * (p[b] if scaled else np.ones(b.size))
+        rows += [k, k]
+        cols += [a * N + u, b * N + u]
+        vals += [wa, -wb]
+    A = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(a.size * N, N * N),
+    )
+    res = optimize.linprog(
+        (p[:, None] * hamming).ravel(),
+        A_ub=A,
+        b_ub=np.zeros(A.shape[0]),
+        A_eq=sp.kron(sp.eye(N), np.ones((1, N))),
+        b_eq=np.ones(N),
+        bounds=(0, None),
+        method="highs-ds",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
+    assert res.status == 0
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("notion, eps", [("dp", 0.3), ("dp", 1.0), ("identifiability", 4.0)])
+@pytest.mark.parametrize("m, n", [(2, 3), (2, 4), (3, 2)])
+def test_database_answers_match_an_independent_lp(notion, eps, m, n):
+    rng = np.random.default_rng(m * 10 + n)
+    probs = rng.dirichlet(np.ones(m**n)) + 0.02
+    prior = po.DatabasePrior(m=m, n=n, probs=probs / probs.sum())
+    ref = _database_dp_reference(prior, eps, scaled=notion == "identifiability")
+    res = po.design(prior, "hamming", notion, epsilon=eps, solver="block-ipm")
+    assert res.status == "optimal" and res.certificate.certified
+    assert res.distortion == pytest.approx(ref, rel=1e-6)
+    assert res.certificate.lower_bound <= ref + 1e-9
+
+
+def test_metric_privacy_matches_the_sparse_lp():
+    rng = np.random.default_rng(7)
+    points = rng.uniform(0, 2, size=(6, 2)).tolist()
+    p = rng.dirichlet(np.ones(6))
+    options = {"metric": {"points": points, "norm": "euclidean"}}
+    res = po.design(p, "hamming", "metric_dp", epsilon=1.2, solver="block-ipm", **options)
+    ref = po.design(
+        p, "hamming", "metric_dp", epsilon=1.2, solver="sparse-highs-simplex", **options
+    )
+    assert res.status == "optimal" and res.certificate.certified
+    assert res.distortion == pytest.approx(ref.distortion, rel=1e-7)
+
+
+def test_budget_mode_goes_through_the_line_search():
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(6))
+    d = rng.uniform(0, 2, size=(6, 6))
+    res = po.design(p, d, "pml", max_distortion=0.5, solver="block-ipm")
+    ref = po.design(p, d, "pml", max_distortion=0.5, solver="CLARABEL")
+    assert res.status == "optimal"
+    assert res.epsilon == pytest.approx(ref.epsilon, abs=1e-6)
+
+
+# --- limits and choice ---------------------------------------------------------------------
+
+
+def test_an_expired_deadline_stops_the_run():
+    request = prepare_request(np.full(20, 0.05), "absolute", "ldp", epsilon=1.0)
+    lp, _ = block_program(request, 1.0)
+    deadline = Deadline(0.0)
+    sol = solve_block_lp(lp, deadline=deadline)
+    assert sol.status == "time_limit" and sol.iterations == 0
+
+
+def test_every_program_is_registered_for_a_notion():
+    assert set(PROGRAMS) <= set(po.notions.notion_names())
+
+
+def test_chosen_automatically_for_arbitrary_priors_at_128_databases():
+    rng = np.random.default_rng(0)
+    prior = po.DatabasePrior(m=2, n=7, probs=rng.dirichlet(np.ones(128)))
+    request = prepare_request(prior, "hamming", "dp", epsilon=1.0)
+    assert choose_methods(request)[0].name == "block-ipm"
+    single = prepare_request(rng.dirichlet(np.ones(80)), "absolute", "ldp", epsilon=1.0)
+    assert choose_methods(single)[0].name == "block-ipm"
+    swept = prepare_request(rng.dirichlet(np.ones(30)), "absolute", "pml", epsilon=1.0)
+    assert choose_methods(swept, sweep=True)[0].name != "block-ipm"
