@@ -11,7 +11,10 @@ from benchmarks.harness import run
 
 def test_benchmark_smoke(tmp_path):
     rows, paths = run(
-        "smoke", families=("hamming-db", "single", "curves"), out_dir=tmp_path, log=lambda _: None
+        "smoke",
+        families=("hamming-db", "single", "scale", "curves"),
+        out_dir=tmp_path,
+        log=lambda _: None,
     )
     assert {"csv", "markdown"} <= set(paths)
     assert paths["csv"].exists() and paths["markdown"].read_text().count("|") > 10
