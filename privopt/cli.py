@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -746,6 +747,20 @@ def _curve_records(curves) -> list[dict]:
     return [dict(r) for curve in curves for r in curve.records]
 
 
+def _curve_in(curve, mode: str, unit: str):
+    """A copy of a curve (swept in nats) with its records and results in ``unit``."""
+    from privopt.solve.units import result_in_unit
+
+    if unit == "nats":
+        return curve
+    return dataclasses.replace(
+        curve,
+        records=_records_in(curve.records, mode, unit),
+        results=[None if r is None else result_in_unit(r, unit) for r in curve.results],
+        unit=unit,
+    )
+
+
 def _records_in(records: list[dict], mode: str, unit: str) -> list[dict]:
     """Copies of curve records with their levels in ``unit`` (``--unit``; points are given
     and solved in nats)."""
@@ -955,8 +970,8 @@ def cmd_curve(args: argparse.Namespace) -> int:
             stream.abandon(exc)
         raise
     records = _curve_records(curves)
-    if args.plot:
-        _plot(spec, curves, args.plot)  # figures are drawn in nats
+    if args.plot:  # the figure in the unit of the table (--unit)
+        _plot(spec, [_curve_in(c, mode, unit) for c in curves], args.plot)
     if args.json:
         _print_json(_records_in(records, mode, unit))
     else:

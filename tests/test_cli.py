@@ -198,6 +198,45 @@ def test_solve_without_file_is_the_demo_problem(capsys, tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_curve_figure_follows_unit_bits(tmp_path, capsys, monkeypatch):
+    """``--unit bits --plot``: the figure is drawn in the table's unit (bits)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from privopt import plotting
+
+    drawn = []
+    real = plotting.plot_curves
+
+    def spy(curves, **kwargs):
+        fig = real(curves, **kwargs)
+        drawn.append((curves, fig))
+        return fig
+
+    monkeypatch.setattr(plotting, "plot_curves", spy)
+    path = ROOT / "problems" / "wang_product_dp.toml"
+    code, records, _ = run_json(
+        capsys,
+        "curve",
+        path,
+        "--epsilon",
+        "0.5:2:4",
+        "--unit",
+        "bits",
+        "--plot",
+        tmp_path / "c.png",
+    )
+    assert code == 0 and (tmp_path / "c.png").stat().st_size > 10_000
+    ((curves, fig),) = drawn
+    assert [c.unit for c in curves] == ["bits"]
+    ax = fig.axes[0]
+    assert "(bits)" in ax.get_xlabel()
+    (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == "curve:dp"]
+    nats = np.linspace(0.5, 2, 4)
+    np.testing.assert_allclose(line.get_xdata(), nats / math.log(2))
+    np.testing.assert_allclose([r["requested_epsilon"] for r in records], nats / math.log(2))
+
+
 def test_demo_writes_its_figure(tmp_path, capsys):
     out_dir = tmp_path / "figs"
     code, out, err = run(capsys, "demo", "--out-dir", out_dir)

@@ -65,20 +65,64 @@ class ColumnKernel:
     n_vars: int
 
     def apply(self, V: np.ndarray) -> np.ndarray:
-        """``G v_u`` for every column: ``V`` is ``U × n``, the result ``U × m``."""
+        """``G v_u`` for every column.
+
+        Parameters
+        ----------
+        V : numpy.ndarray
+            ``U × n``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × m``.
+        """
         raise NotImplementedError
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
-        """``Gᵀ z_u`` for every column: ``Z`` is ``U × m``, the result ``U × n``."""
+        """``Gᵀ z_u`` for every column.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            ``U × m``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × n``.
+        """
         raise NotImplementedError
 
     def factor(self, D: np.ndarray, E: np.ndarray, accurate: bool = True) -> ColumnFactor:
-        """Factorise every ``H_u = Gᵀ diag(D[u]) G + diag(E[u])`` (``accurate=False``
-        allows a faster, less stable factorisation, for the early iterations)."""
+        """Factorise every ``H_u = Gᵀ diag(D[u]) G + diag(E[u])``.
+
+        Parameters
+        ----------
+        D : numpy.ndarray
+            ``U × m``: positive row scalings.
+        E : numpy.ndarray
+            ``U × n``: positive diagonal terms.
+        accurate : bool
+            ``False`` allows a faster, less stable factorisation (early iterations).
+
+        Returns
+        -------
+        ColumnFactor
+        """
         raise NotImplementedError
 
     def dense_bytes(self, n_columns: int) -> float:
-        """Bytes the factorisation holds for ``n_columns`` columns (for the memory bound)."""
+        """Bytes the factorisation holds.
+
+        Parameters
+        ----------
+        n_columns : int
+
+        Returns
+        -------
+        float
+        """
         raise NotImplementedError
 
 
@@ -86,11 +130,33 @@ class ColumnFactor:
     """The factorised ``H_u`` of every column."""
 
     def solve(self, R: np.ndarray) -> np.ndarray:
-        """``H_u⁻¹ r_u`` for every column (``R`` is ``U × n``, or ``n``: the same for all)."""
+        """``H_u⁻¹ r_u`` for every column.
+
+        Parameters
+        ----------
+        R : numpy.ndarray
+            ``U × n``, or ``n`` (the same right-hand side for every column).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × n``.
+        """
         raise NotImplementedError
 
     def coupled_block(self, sel: np.ndarray) -> np.ndarray:
-        """``Σ_u (H_u⁻¹)[sel, sel]`` (dense, ``len(sel) × len(sel)``)."""
+        """``Σ_u (H_u⁻¹)[sel, sel]``.
+
+        Parameters
+        ----------
+        sel : numpy.ndarray of int
+            The coupled variables of a column.
+
+        Returns
+        -------
+        numpy.ndarray
+            Dense, ``len(sel) × len(sel)``.
+        """
         raise NotImplementedError
 
 
