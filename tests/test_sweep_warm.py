@@ -114,16 +114,17 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
     [
         ("pml", 30, False, None),  # small single solves stay on cvxpy
         ("pml", 30, True, "sparse-highs-simplex"),
-        ("pml", 70, False, "sparse-highs-ipm-crossover"),
+        ("pml", 70, False, "block-ipm"),  # single solves from 60 x 60 on
         ("pml", 70, True, "sparse-highs-simplex"),
-        ("pml", 201, True, None),  # sweeps beyond the measured range
+        ("pml", 201, True, "block-ipm"),  # sweeps beyond the simplex's measured range
         ("information_privacy", 30, True, "sparse-highs-simplex"),
-        ("information_privacy", 60, False, "sparse-highs-ipm-crossover"),
+        ("information_privacy", 60, False, "block-ipm"),
         ("information_privacy", 71, True, None),
-        ("maximal_leakage", 100, False, None),
+        ("maximal_leakage", 100, False, "block-ipm"),
         ("ldp", 30, True, "sparse-highs-simplex"),
         ("ldp", 100, True, None),
-        ("ldp", 100, False, None),
+        ("ldp", 100, False, "block-ipm"),
+        ("ldp", 50, False, None),  # below 60 x 60: cvxpy
         ("mutual_information", 5, False, "blahut-arimoto"),
     ],
 )
@@ -195,15 +196,20 @@ def test_fast_path_with_a_loose_certificate_is_reported_inaccurate(monkeypatch):
 
 @pytest.mark.parametrize("notion", ["pml", "information_privacy"])
 def test_interior_point_with_crossover_is_exact(notion):
-    """The large-instance default for PML / LIP ends at a vertex: it matches the simplex to
-    1e-9 with a duality gap at round-off, and the verified result is optimal."""
+    """The interior point with crossover (the fallback after block-ipm for PML / LIP) ends
+    at a vertex: it matches the simplex to 1e-9 with a duality gap at round-off; the default
+    (block-ipm) is certified within 1e-6 of it."""
     prior, d = _instance(60, seed=10)
-    res = po.design(prior, d, notion, epsilon=0.7)
-    assert res.solver.name == "sparse-highs-ipm-crossover" and res.status == "optimal"
+    res = po.design(prior, d, notion, epsilon=0.7, solver="sparse-highs-ipm-crossover")
+    assert res.status == "optimal"
     assert abs(res.certificate.gap) <= 1e-9
     simplex = po.design(prior, d, notion, epsilon=0.7, solver="sparse-highs-simplex")
     assert res.distortion == pytest.approx(simplex.distortion, abs=1e-9)
     assert res.epsilon <= 0.7 + 1e-9
+    default = po.design(prior, d, notion, epsilon=0.7)
+    assert default.solver.name == "block-ipm" and default.status == "optimal"
+    assert default.certificate.lower_bound <= simplex.distortion + 1e-9
+    assert default.distortion == pytest.approx(simplex.distortion, rel=1e-6)
 
 
 def test_results_and_curves_pickle_without_their_warm_state():

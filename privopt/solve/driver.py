@@ -139,6 +139,9 @@ class Run:
         """Solve one point down the chain (see the module docstring)."""
         self.points += 1
         if epsilon is not None:
+            if epsilon == 0 and _independence_applies(self.request):
+                self._emit(CLOSED_FORM, "done")
+                return _independent_outcome(self.request)
             limit = _limit_outcome(self.request, epsilon)
             if limit is not None:
                 self._emit(limit.method, "done")
@@ -482,9 +485,7 @@ def _epsilon_mode(run: Run) -> PointOutcome:
         raise InfeasibleError(
             f"no mechanism has {request.notion.name} level {eps:.6g}", least, "epsilon"
         )
-    if eps == 0 and _independence_applies(request):
-        return _independent_outcome(request)
-    outcome = run.point(epsilon=max(eps, least))
+    outcome = run.point(epsilon=max(eps, least))  # level 0: the closed form (Run.point)
     if outcome.status == Status.INFEASIBLE:
         why = " with the extra budgets and constraints" if not request.is_plain else ""
         raise InfeasibleError(
