@@ -36,6 +36,7 @@ import scipy.linalg as sla
 
 from privopt.methods.base import Deadline
 from privopt.methods.block_ipm.kernels import ColumnKernel, SingularBlock
+from privopt.methods.block_ipm.polish import column_duals
 
 __all__ = ["BlockLP", "BlockSolution", "solve_block_lp"]
 
@@ -52,10 +53,10 @@ PRIMAL_REGULARISATION = 1e-10
 DUAL_REGULARISATION = 1e-12
 #: Times a step whose duals fell apart is taken again (each with 100× the regularisation).
 MAX_RETRIES = 3
-#: A dual residual below this (relative to the largest cost) is round-off, not a step whose
-#: duals fell apart: it does not trigger a retry (the bound holds for any duals, so it only
-#: weakens the bound a little). Measured on information privacy, k = 1,000: with an absolute
-#: floor of 1e-12 the run stopped at a gap of 1.3e-5 on residuals of 3e-8.
+#: A dual residual below this (costs scaled to a largest entry of 1) is round-off, not a
+#: step whose duals fell apart: it does not trigger a retry (the bound holds for any duals,
+#: so it only weakens the bound a little). Measured on information privacy, k = 1,000: with
+#: an absolute floor of 1e-12 the run stopped at a gap of 1.3e-5 on residuals of 3e-8.
 DUAL_NOISE = 1e-7
 #: The run stops when the certified gap has not halved in this many iterations (measured:
 #: maximal leakage k = 300 reached a gap of 1.6e-9 at iteration 19 and ran on to 91).
@@ -67,6 +68,9 @@ GOOD_GAP = 1e-6
 #: Largest scaling ``z/s`` or ``ν/v`` in the normal matrices (their products must not
 #: overflow; such a row is active to round-off anyway).
 MAX_SCALING = 1e100
+#: A run that stalls with a gap at most this is finished by the per-column LP duals
+#: (:mod:`~privopt.methods.block_ipm.polish`).
+POLISH_FROM = 1e-3
 #: Refinement passes on each reduced Newton system (one while the gap is above 1e-3).
 REFINEMENT_PASSES = 3
 
@@ -126,6 +130,8 @@ class BlockSolution:
         The largest violation of a privacy or coupling row by ``V``.
     seconds : float
     message : str
+    polished : bool
+        Whether the bound comes from the per-column LP duals (a stalled run's finish).
     """
 
     status: str
@@ -136,6 +142,7 @@ class BlockSolution:
     primal_residual: float
     seconds: float
     message: str = ""
+    polished: bool = False
 
     @property
     def gap(self) -> float:
@@ -246,7 +253,12 @@ class _Structure:
 
     def __init__(self, lp: BlockLP):
         self.K = lp.kernel
-        self.C = np.asarray(lp.cost, dtype=float)
+        cost = np.asarray(lp.cost, dtype=float)
+        # the costs are scaled to a largest entry of 1 (objective and bound are reported
+        # unscaled): with costs p(x)·d(x,u) ~ 1e-3, PML and information privacy at k = 1,000
+        # stalled at gaps of 1e-6 to 6e-7; scaled, they reach 7e-8 and 4e-8
+        self.cost_unit = float(np.max(np.abs(cost), initial=0.0)) or 1.0
+        self.C = cost / self.cost_unit
         self.U, self.n = self.C.shape
         self.sel = np.asarray(lp.coupled, dtype=np.int64)
         self.b = np.asarray(lp.rhs, dtype=float)
@@ -383,6 +395,28 @@ def _mehrotra_step(newton: _Newton, pt: _Point, n_compl: int) -> tuple[_Step, fl
     return step, STEP_FRACTION * ap, STEP_FRACTION * ad
 
 
+def _bound(st: _Structure, Z: np.ndarray, y: np.ndarray) -> float:
+    """The box-bounded Lagrangian bound at duals ``y`` and ``Z ≥ 0`` (module docstring)."""
+    bound = _lagrangian_bound(st.C + st.K.apply_t(Z), y, st.sel, st.b, st.upper)
+    if st.n_g:
+        bound += float(np.sum(np.minimum(-y[st.srows], 0.0) * st.supper))
+    return bound
+
+
+def _polish_bound(
+    lp: BlockLP, st: _Structure, best: BlockSolution, y: np.ndarray, deadline, tol: float
+) -> None:
+    """Replace the privacy-row duals by each column's exact LP duals at the coupling duals
+    ``y`` (:mod:`~privopt.methods.block_ipm.polish`) and keep the bound if it is better."""
+    Z = column_duals(lp, st.C - st.spread(y)[None, :], deadline)
+    if Z is None:
+        return
+    best.bound = max(best.bound, st.cost_unit * _bound(st, Z, y))
+    best.polished = True
+    if best.gap <= tol:
+        best.status = "optimal"
+
+
 def solve_block_lp(
     lp: BlockLP,
     *,
@@ -420,20 +454,18 @@ def solve_block_lp(
     previous = None
     retries = 0
     regularisation = PRIMAL_REGULARISATION
-    cost_scale = 1.0 + float(np.max(np.abs(C), initial=0.0))
     progress_gap, progress_iteration = math.inf, 0
+    best_y = pt.y
     for iteration in range(max_iterations + 1):
         GV = K.apply(pt.V)
         rd = C + K.apply_t(pt.z) - st.spread(pt.y)[None, :] - pt.nu
         rdg = -pt.y[st.srows] - pt.nug
         rp1 = GV + pt.s
         rp2 = st.couple(pt.V, pt.g) - st.b
-        objective = float(np.sum(C * pt.V))
-        bound = _lagrangian_bound(
-            C + K.apply_t(np.maximum(pt.z, 0.0)), pt.y, st.sel, st.b, st.upper
-        )
-        if st.n_g:
-            bound += float(np.sum(np.minimum(-pt.y[st.srows], 0.0) * st.supper))
+        objective = st.cost_unit * float(np.sum(C * pt.V))
+        bound = st.cost_unit * _bound(st, np.maximum(pt.z, 0.0), pt.y)
+        if bound > best.bound:
+            best_y = pt.y
         best.bound = max(best.bound, bound)
         residual = max(float(np.max(GV, initial=0.0)), float(np.max(np.abs(rp2), initial=0.0)))
         if residual <= 1e-9 and objective < best.objective:
@@ -452,9 +484,7 @@ def solve_block_lp(
             best.message = f"no progress of the gap in {iteration - progress_iteration} iterations"
             break
         dual_residual = float(np.max(np.abs(rd)))
-        if dual_residual > max(1e3 * least_dual_residual, DUAL_NOISE * cost_scale) and (
-            previous is not None
-        ):
+        if dual_residual > max(1e3 * least_dual_residual, DUAL_NOISE) and previous is not None:
             # the last step's duals fell apart (round-off in a nearly singular system):
             # go back and take it again with a stronger regularisation
             retries += 1
@@ -485,6 +515,8 @@ def solve_block_lp(
             pt.nug + ad * step.nug,
             pt.y + ad * step.y,
         )
+    if best.V is not None and best.status == "stalled" and best.gap <= POLISH_FROM:
+        _polish_bound(lp, st, best, best_y, deadline, tol)
     best.seconds = time.perf_counter() - start_time
     best.iterations = iteration
     if best.V is None and best.status != "time_limit":

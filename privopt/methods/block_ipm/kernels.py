@@ -112,6 +112,21 @@ class ColumnKernel:
         """
         raise NotImplementedError
 
+    def column_rows(self) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
+        """One column's privacy rows as an explicit sparse LP.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+            ``m × (n + k)``: the rows ``≤ 0`` over the column's ``n`` variables and ``k``
+            free auxiliaries.
+        scipy.sparse.csr_matrix or None
+            ``k × (n + k)``: equality rows ``= 0`` defining the auxiliaries (``None`` when
+            ``k = 0``). The duals of the first block are the kernel's ``z``: ``Gᵀz`` is
+            ``apply_t(z)`` whatever the auxiliaries.
+        """
+        raise NotImplementedError
+
     def dense_bytes(self, n_columns: int) -> float:
         """Bytes the factorisation holds.
 
@@ -217,6 +232,9 @@ class DenseColumns(ColumnKernel):
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
         return np.asarray(self.GT @ Z.T).T
 
+    def column_rows(self) -> tuple[sp.csr_matrix, None]:
+        return self.G, None
+
     def dense_bytes(self, n_columns: int) -> float:
         return 2.0 * 8.0 * n_columns * self.n_vars**2
 
@@ -311,6 +329,13 @@ class DiagonalPlusLowRank(ColumnKernel):
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
         return np.asarray(self.AT @ Z.T).T + (Z @ self.L) @ self.R.T
+
+    def column_rows(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        # G v = A v + L (Rᵀ v): auxiliaries t = Rᵀ v, rows A v + L t ≤ 0, Rᵀ v − t = 0
+        k = self.L.shape[1]
+        upper = sp.hstack([self.A, sp.csr_matrix(self.L)]).tocsr()
+        equal = sp.hstack([sp.csr_matrix(self.R.T), -sp.identity(k)]).tocsr()
+        return upper, equal
 
     def dense_bytes(self, n_columns: int) -> float:
         k = self.L.shape[1]
@@ -432,6 +457,12 @@ class ArrowColumns(ColumnKernel):
         if self.dense is not None:
             out += Z[:, self.n_arrow :] * self.dense[None, :]
         return out
+
+    def column_rows(self) -> tuple[sp.csr_matrix, None]:
+        arrow = sp.hstack([self.A, sp.csr_matrix(self.l[:, None])]).tocsr()
+        if self.dense is None:
+            return arrow, None
+        return sp.vstack([arrow, sp.csr_matrix(self.dense[None, :])]).tocsr(), None
 
     def dense_bytes(self, n_columns: int) -> float:
         return 8.0 * n_columns * self.n_vars * 4

@@ -127,6 +127,7 @@ class BlockInteriorPoint(Method):
             "kernel": type(lp.kernel).__name__,
             "relative_gap": sol.gap if math.isfinite(sol.gap) else None,
             "stop": sol.status,
+            "bound_from_column_duals": sol.polished,
         }
         answer = Answer(
             Status.FAILED,
@@ -156,7 +157,8 @@ class BlockInteriorPoint(Method):
         if math.isfinite(bound):
             answer.certificate = Certificate(
                 bound,
-                "box-bounded Lagrangian bound from the block interior point's duals",
+                "box-bounded Lagrangian bound from the block interior point's duals"
+                + (" (privacy-row duals from each column's LP)" if sol.polished else ""),
                 {"relative_gap": sol.gap},
             )
         return answer

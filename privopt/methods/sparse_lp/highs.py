@@ -21,7 +21,7 @@ from privopt.errors import InputError
 from privopt.methods._native import silence_highs_banner
 from privopt.methods.sparse_lp.assembly import LinearProgram
 
-__all__ = ["HighsRun", "run_highs", "HIGHS_METHODS"]
+__all__ = ["HighsRun", "run_highs", "highs_model", "HIGHS_METHODS"]
 
 #: HiGHS algorithms offered: dual simplex, interior point (with or without crossover), PDLP.
 HIGHS_METHODS = ("simplex", "ipm", "pdlp")
@@ -64,7 +64,17 @@ class HighsRun:
     basis: Any = field(default=None, repr=False)
 
 
-def _model(lp: LinearProgram) -> highspy.HighsLp:
+def highs_model(lp: LinearProgram) -> highspy.HighsLp:
+    """``lp`` as a :class:`highspy.HighsLp` (column-wise matrix, infinite bounds mapped).
+
+    Parameters
+    ----------
+    lp : LinearProgram
+
+    Returns
+    -------
+    highspy.HighsLp
+    """
     inf = highspy.kHighsInf
     model = highspy.HighsLp()
     n_row, n_col = lp.A.shape
@@ -127,7 +137,7 @@ def run_highs(
     silence_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
-    h.passModel(_model(lp))
+    h.passModel(highs_model(lp))
     feas = float(min(1e-7, max(tol, 1e-10)))
     settings: dict[str, Any] = {
         "primal_feasibility_tolerance": feas,
