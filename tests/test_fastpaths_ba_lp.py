@@ -521,3 +521,27 @@ def test_sparse_lp_registry_and_errors():
         )
     with pytest.raises(InputError):
         lp_solve(Prior([0.5, 0.5]), np.ones((2, 2)), "dp", epsilon=1.0, neighbors="hamming")
+
+
+def test_newton_hessian_by_symmetric_update_equals_the_product():
+    """From ``SYRK_FROM`` columns on, Blahut–Arimoto's Newton Hessian is formed by a BLAS
+    symmetric rank-k update; it equals ``MᵀM`` computed directly."""
+    from privopt.methods.blahut_arimoto.kernel import Kernel
+    from privopt.methods.blahut_arimoto.newton import SYRK_FROM, _hessian
+
+    rng = np.random.default_rng(4)
+    k = SYRK_FROM + 40
+    p = rng.dirichlet(np.ones(k))
+    d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    kernel = Kernel(d, d.min(axis=1), p, 0.05)
+    q = rng.dirichlet(np.ones(k))
+    zt, logz, bad = kernel.z(q)
+    cols = np.arange(k)
+    M = kernel.sqrt_p[:, None] * kernel.ratio(zt, logz, bad, cols)
+    H = _hessian(kernel, zt, logz, bad, cols)
+    np.testing.assert_allclose(H, M.T @ M, rtol=1e-12, atol=1e-14)
+    assert np.array_equal(H, H.T)
+    small = cols[: SYRK_FROM - 1]
+    np.testing.assert_allclose(
+        _hessian(kernel, zt, logz, bad, small), (M.T @ M)[np.ix_(small, small)]
+    )

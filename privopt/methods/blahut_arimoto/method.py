@@ -25,6 +25,11 @@ _STATUS = {
 }
 
 
+#: From this many mechanism entries on, the solve leaves BLAS its own thread count (below,
+#: one thread: matrix–vector products that threads slow down on a loaded machine).
+LARGE_ENTRIES = 1_000_000
+
+
 class BlahutArimoto(Method):
     """Blahut–Arimoto with Newton polishing and a certified slope search."""
 
@@ -69,6 +74,9 @@ class BlahutArimoto(Method):
             deadline=task.deadline if task.deadline.limited else None,
             **task.cache.get(("options", self.name), {}),
         )
+        if request.entries >= LARGE_ENTRIES:
+            # the Hessians (k × |S|², S the output support) dominate: let BLAS use every core
+            kwargs.setdefault("blas_threads", None)
         if isinstance(request.prior, JointPrior):
             res = self._solve_joint(task)
         elif task.budget is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import blas
 
 from privopt.methods.base import Deadline
 from privopt.methods.blahut_arimoto.kernel import Kernel, ba_gap
@@ -33,11 +34,22 @@ def solve_pd(H: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return x * sc
 
 
+#: From this many columns on, the Hessian is formed by a symmetric rank-k update (BLAS
+#: ``syrk``: half the flops of ``MᵀM``).
+SYRK_FROM = 256
+
+
 def _hessian(kernel: Kernel, zt, logz, bad, cols: np.ndarray) -> np.ndarray:
     """Hessian of ``Φ`` on the columns ``cols``: ``H = Bᵀ diag(p) B`` with ``B = K/Z``."""
     with np.errstate(over="ignore", invalid="ignore"):
         M = kernel.sqrt_p[:, None] * kernel.ratio(zt, logz, bad, cols)
-        return M.T @ M
+        if M.shape[1] < SYRK_FROM or not np.isfinite(M).all():
+            return M.T @ M
+    # Mᵀ is Fortran-ordered when M is C-ordered: syrk reads it without a copy
+    upper = blas.dsyrk(1.0, np.ascontiguousarray(M).T, trans=0, lower=0)  # zeros below
+    H = upper + upper.T
+    H[np.diag_indices_from(H)] -= np.diagonal(upper)
+    return H
 
 
 def _gap_at(kernel: Kernel, q: np.ndarray) -> tuple[np.ndarray, float]:

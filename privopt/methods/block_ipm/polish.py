@@ -82,11 +82,12 @@ def column_duals(
         ("output_flag", False),
         ("solver", "simplex"),
         ("presolve", "off"),
-        ("threads", 1),
         ("primal_feasibility_tolerance", 1e-10),
         ("dual_feasibility_tolerance", 1e-10),
     ):
         h.setOptionValue(key, value)
+    # no "threads" option: HiGHS refuses to run when it differs from its process-wide
+    # scheduler's, set by whichever HiGHS run came first
     h.passModel(highs_model(model))
     index = np.arange(n, dtype=np.int32)
     Z = np.zeros((U, m))
