@@ -44,6 +44,7 @@ __all__ = [
     "lookup",
     "method_names",
     "TimeLimitReached",
+    "plain_linear_reason",
 ]
 
 
@@ -303,6 +304,29 @@ class Method(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<method {self.name} ({self.family})>"
+
+
+def plain_linear_reason(request: DesignRequest, notions) -> str | None:
+    """Why a method for plain single-secret requests of the ``notions`` cannot take
+    ``request`` (``None`` when it can): the shared first checks of the LP methods.
+
+    Parameters
+    ----------
+    request : DesignRequest
+    notions : collection of str
+        The notions the method solves.
+
+    Returns
+    -------
+    str or None
+    """
+    if request.notion.name not in notions:
+        return f"solves the linear notions {', '.join(sorted(notions))} only"
+    if request.prior.is_joint:
+        return "needs a single secret (no joint prior)"
+    if not request.is_plain:
+        return "takes no extra distortion budgets or added constraints"
+    return None
 
 
 #: Every registered method by name.

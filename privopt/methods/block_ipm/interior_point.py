@@ -205,16 +205,8 @@ class _Point:
 
 
 @dataclass
-class _Step:
-    """A search direction, in the order of :class:`_Point`'s fields."""
-
-    V: np.ndarray
-    s: np.ndarray
-    z: np.ndarray
-    nu: np.ndarray
-    g: np.ndarray
-    nug: np.ndarray
-    y: np.ndarray
+class _Step(_Point):
+    """A search direction, with :class:`_Point`'s fields."""
 
     def __add__(self, other: _Step) -> _Step:
         return _Step(*(a + b for a, b in zip(self.fields(), other.fields(), strict=True)))

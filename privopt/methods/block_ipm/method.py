@@ -16,11 +16,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from privopt.errors import InputError
-from privopt.methods.base import Answer, Certificate, Method, Task, TimeLimitReached, register
+from privopt.methods.base import (
+    Answer,
+    Certificate,
+    Method,
+    Task,
+    TimeLimitReached,
+    plain_linear_reason,
+    register,
+)
 from privopt.methods.block_ipm.interior_point import solve_block_lp
 from privopt.methods.block_ipm.kernels import DenseColumns
 from privopt.methods.block_ipm.programs import PROGRAMS, block_program
-from privopt.model import JointPrior
 from privopt.request import DesignRequest
 from privopt.resources import PAIR_NOTIONS
 from privopt.status import Status
@@ -52,14 +59,10 @@ class BlockInteriorPoint(Method):
     memory_model = "columns"
 
     def unsupported(self, request: DesignRequest) -> str | None:
-        notion = request.notion.name
-        if notion not in PROGRAMS:
-            return f"solves the linear notions {', '.join(sorted(PROGRAMS))} only"
-        if isinstance(request.prior, JointPrior):
-            return "needs a single secret (no joint prior)"
-        if not request.is_plain:
-            return "takes no extra distortion budgets or added constraints"
-        if notion in PAIR_NOTIONS and request.prior.n_inputs > MAX_PAIR_INPUTS:
+        reason = plain_linear_reason(request, PROGRAMS)
+        if reason is not None:
+            return reason
+        if request.notion.name in PAIR_NOTIONS and request.prior.n_inputs > MAX_PAIR_INPUTS:
             return (
                 f"{request.prior.n_inputs} inputs: a dense normal matrix per output column "
                 f"is held only up to {MAX_PAIR_INPUTS} inputs"

@@ -32,6 +32,7 @@ from privopt.methods.base import (
     Measurement,
     Method,
     Task,
+    plain_linear_reason,
     register,
     register_alias,
 )
@@ -43,7 +44,7 @@ from privopt.methods.sparse_lp.translation import (
     first_row,
     translation_group,
 )
-from privopt.model import JointPrior, NeighborRelation
+from privopt.model import NeighborRelation
 from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.status import Status
@@ -383,13 +384,9 @@ class SparseLP(Method):
         self.memory_model = "dense" if translation_only else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
-        notion = request.notion.name
-        if notion not in ENCODINGS:
-            return f"solves the linear notions {', '.join(sorted(ENCODINGS))} only"
-        if isinstance(request.prior, JointPrior):
-            return "needs a single secret (no joint prior)"
-        if not request.is_plain:
-            return "takes no extra distortion budgets or added constraints"
+        reason = plain_linear_reason(request, ENCODINGS)
+        if reason is not None:
+            return reason
         group = translation_group(request.prior, request.distortion, _relation(request))
         if self.translation_only and group is None:
             return "needs a uniform prior with a translation-invariant distortion and relation"
