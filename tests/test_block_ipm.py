@@ -323,11 +323,34 @@ def test_every_program_is_registered_for_a_notion():
     assert set(PROGRAMS) <= set(po.notions.notion_names())
 
 
-def test_chosen_automatically_for_arbitrary_priors_at_128_databases():
+@pytest.mark.parametrize("m, n", [(2, 7), (3, 5), (2, 8)])
+def test_chosen_automatically_for_arbitrary_database_priors(m, n):
     rng = np.random.default_rng(0)
-    prior = po.DatabasePrior(m=2, n=7, probs=rng.dirichlet(np.ones(128)))
-    request = prepare_request(prior, "hamming", "dp", epsilon=1.0)
-    assert choose_methods(request)[0].name == "block-ipm"
+    prior = po.DatabasePrior(m=m, n=n, probs=rng.dirichlet(np.ones(m**n)))
+    for notion in ("dp", "identifiability"):
+        request = prepare_request(prior, "hamming", notion, epsilon=1.0)
+        chain = [method.name for method in choose_methods(request)]
+        # identifiability: the closed form of Wang et al. first (it applies from ε̃_X on)
+        first = chain[1] if chain[0] == "wang-identifiability" else chain[0]
+        assert first == "block-ipm" and chain[-1] != "block-ipm"  # with a fallback after it
+
+
+def test_automatic_range_of_the_pair_notions():
+    rng = np.random.default_rng(1)
+    big = po.DatabasePrior(m=3, n=6, probs=rng.dirichlet(np.ones(729)))
+    request = prepare_request(big, "hamming", "dp", epsilon=1.0)
+    # 729 inputs: beyond block-ipm's range (and its memory bound) and beyond every measured
+    # default; the request is not refused: every method that fits, by priority
+    chain = [m.name for m in choose_methods(request)]
+    assert "block-ipm" not in chain and chain[0].startswith("sparse-highs")
+    small = po.DatabasePrior(m=2, n=6, probs=rng.dirichlet(np.ones(64)))
+    assert choose_methods(prepare_request(small, "hamming", "dp", epsilon=1.0))[0].name != (
+        "block-ipm"
+    )
+
+
+def test_chosen_automatically_for_large_single_alphabets():
+    rng = np.random.default_rng(0)
     single = prepare_request(rng.dirichlet(np.ones(80)), "absolute", "ldp", epsilon=1.0)
     assert choose_methods(single)[0].name == "block-ipm"
     swept = prepare_request(rng.dirichlet(np.ones(30)), "absolute", "pml", epsilon=1.0)

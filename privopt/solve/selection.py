@@ -138,6 +138,9 @@ def choose_methods(
         fast.sort(key=lambda m: -m.priority)
         cvx = [METHODS[n] for n in _default_cvxpy_chain(request) if n in METHODS]
         chain = fast + [m for m in cvx if why_not(m, request, limit) is None]
+        if not chain:  # nothing measured for this size: every method that fits, by priority
+            chain = [m for m in METHODS.values() if why_not(m, request, limit) is None]
+            chain.sort(key=lambda m: -m.priority)
         if not chain:
             raise _no_method(request, limit)
         return chain
