@@ -5,6 +5,8 @@ block by column block, for any prior (no symmetry needed).
   (dense for neighbour pairs, diagonal plus low rank for the output-law and auxiliary forms);
 * :mod:`~privopt.methods.block_ipm.interior_point` — Mehrotra's predictor–corrector with a
   Schur complement on the row sums and a certified Lagrangian bound;
+* :mod:`~privopt.methods.block_ipm.polish` — each column's exact LP duals, to finish a stalled
+  run's bound;
 * :mod:`~privopt.methods.block_ipm.programs` — each notion's rows in block form;
 * :mod:`~privopt.methods.block_ipm.method` — the registered method.
 """

@@ -7,11 +7,11 @@ The LP (one block per output column ``u``, all blocks sharing the privacy rows `
          Σ_u v_u[sel_i] (+ g_i) = b_i             coupling rows (the mechanism's row sums)
 
 with an optional slack ``g_i ≥ 0`` on some coupling rows (an inequality). Mehrotra's
-predictor–corrector (Mehrotra 1992; Wright, *Primal-Dual Interior-Point Methods*, 1997,
-ch. 10) is run on it. The Newton system is reduced to the normal matrices ``H_u`` of the
-columns (:mod:`~privopt.methods.block_ipm.kernels`) and a Schur complement on the coupling
-rows only, ``Σ_u (H_u⁻¹)[sel, sel]`` — so the work grows with the number of columns times
-the cost of one column, not with the whole LP. Each direction is improved by iterative
+predictor–corrector ([Mehrotra]; [Wright-IPM] ch. 10) is run on it. The Newton system is
+reduced to the normal matrices ``H_u`` of the columns
+(:mod:`~privopt.methods.block_ipm.kernels`) and a Schur complement on the coupling rows
+only, ``Σ_u (H_u⁻¹)[sel, sel]`` — so the work grows with the number of columns times the
+cost of one column, not with the whole LP. Each direction is improved by iterative
 refinement on the reduced system, which keeps the dual accurate close to the optimum.
 
 **Certificate.** At every iterate privopt computes, from the duals ``y`` (coupling rows)
@@ -356,7 +356,7 @@ def _start(st: _Structure, lp: BlockLP) -> _Point:
 
 
 def _mehrotra_step(newton: _Newton, pt: _Point, n_compl: int) -> tuple[_Step, float, float]:
-    """Predictor, corrector and Gondzio's centrality correctors (Gondzio 1996): the last
+    """Predictor, corrector and Gondzio's centrality correctors ([Gondzio]): the last
     push the products of a longer trial step into ``[0.1 σμ, 10 σμ]``, each with one more
     solve of the same factorisation."""
     mu = pt.products() / n_compl

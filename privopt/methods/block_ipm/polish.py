@@ -7,7 +7,7 @@ per output column,
 
 and ``Σ_i b_i y_i + Σ_u φ_u(y)`` is the Lagrangian dual function: a lower bound on the
 optimum for any ``y``, the best bound any privacy-row duals ``z`` can give with these ``y``
-(Lagrangian relaxation; e.g. Bertsekas, *Nonlinear Programming*, 1999, §6.1). Close to the
+(Lagrangian relaxation, [Bertsekas-NLP] §6.1). Close to the
 optimum the interior point's ``y`` are accurate to round-off while its ``z`` (many more, on
 nearly active rows) are not, so its own bound can stall a little above the asked gap. This
 module solves every column's LP with HiGHS's dual simplex — one model, only the costs change
