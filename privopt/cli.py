@@ -1490,6 +1490,48 @@ def _time_limit_option(p: argparse.ArgumentParser, what: str = "") -> None:
     )
 
 
+def _memory_size(value: str) -> str:
+    """``--max-memory``: a size such as ``8G``, ``512M``, bytes, or ``inf``."""
+    from privopt.resources import parse_memory
+
+    try:
+        parse_memory(value)
+    except InputError as exc:  # argparse names the option; drop the API's field name
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("max_memory: ")) from None
+    return value
+
+
+def _memory_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        type=_memory_size,
+        default=None,
+        help="memory bound when choosing methods, e.g. 8G, 512M or inf (default 4G); "
+        "overrides PRIVOPT_MAX_MEMORY",
+    )
+
+
+@contextlib.contextmanager
+def _memory_bound(size: str | None):
+    """``--max-memory`` for the duration of a command (as ``PRIVOPT_MAX_MEMORY``, which
+    worker processes started by the command inherit)."""
+    from privopt.resources import MEMORY_ENV
+
+    if size is None:
+        yield
+        return
+    saved = os.environ.get(MEMORY_ENV)
+    os.environ[MEMORY_ENV] = size
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(MEMORY_ENV, None)
+        else:
+            os.environ[MEMORY_ENV] = saved
+
+
 def _unit_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--unit",
@@ -1540,6 +1582,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="PATH", help="also write the mechanism to PATH (.json, .csv or .npz)"
     )
     _time_limit_option(p)
+    _memory_option(p)
     _unit_option(p)
     p.set_defaults(func=cmd_solve)
 
@@ -1575,6 +1618,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
     _time_limit_option(p, "for the whole curve")
+    _memory_option(p)
     _unit_option(p)
     p.set_defaults(func=cmd_curve)
 
@@ -1608,6 +1652,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
     _time_limit_option(p)
+    _memory_option(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser(
@@ -1637,6 +1682,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--retry-errors", action="store_true", help="solve again the problems recorded as errors"
     )
     _time_limit_option(p, "for each problem")
+    _memory_option(p)
     p.set_defaults(func=cmd_batch)
 
     p = sub.add_parser("notions", parents=[common], help="list the privacy notions")
@@ -1695,7 +1741,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _note(f"privopt: warning: {message}")
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _memory_bound(getattr(args, "max_memory", None)):
             warnings.simplefilter("always", UserWarning)
             warnings.showwarning = show_warning
             return int(args.func(args))

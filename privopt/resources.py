@@ -238,7 +238,7 @@ def memory_reason(request, model: str, limit: float) -> str | None:
         return None
     return (
         f"needs about {format_bytes(need)}, above the memory bound of {format_bytes(limit)} "
-        f"(set {MEMORY_ENV} or max_memory= to change it)"
+        f"(set {MEMORY_ENV}, max_memory= or --max-memory to change it)"
     )
 
 

@@ -608,3 +608,28 @@ def test_a_reference_mismatch_exits_4(tmp_path, capsys):
     assert main(["audit", str(bad_audit)]) == 4
     _, err = capsys.readouterr()
     assert "leakage.pml: expected 1.5" in err
+
+
+# --- --max-memory ------------------------------------------------------------------------------
+def test_max_memory_bounds_the_methods_for_one_command(capsys, monkeypatch):
+    """``--max-memory`` sets the memory bound for the command only (an input error naming the
+    bound when nothing fits; PRIVOPT_MAX_MEMORY is restored afterwards)."""
+    monkeypatch.setenv("PRIVOPT_MAX_MEMORY", "4G")
+    path = ROOT / "problems" / "wang_product_dp.toml"
+    code, out, err = run(capsys, "solve", path, "--max-memory", "1K")
+    assert code == 2
+    assert "memory bound of 1 KB" in err and "--max-memory" in err
+    assert os.environ["PRIVOPT_MAX_MEMORY"] == "4G"
+    code, result, _ = run_json(capsys, "solve", path, "--max-memory", "inf")
+    assert code == 0 and result["status"] == "optimal"
+    code, records, _ = run_json(capsys, "curve", path, "--epsilon", "1:2:2", "--max-memory", "8G")
+    assert code == 0 and [r["status"] for r in records] == ["optimal", "optimal"]
+
+
+@pytest.mark.parametrize("size", ["lots", "-1G", "0"])
+def test_max_memory_rejects_a_size_it_cannot_read(capsys, size):
+    code, _, err = run(
+        capsys, "solve", ROOT / "problems" / "wang_product_dp.toml", "--max-memory", size
+    )
+    assert code == 2
+    assert "--max-memory" in err
