@@ -59,7 +59,6 @@ def _kernels(rng):
         np.concatenate([-np.ones(S), np.ones(S)]),
         np.concatenate([np.ones(S), np.full(S, -r)]),
     )
-    yield ArrowColumns(S, idx, np.ones(S), np.full(S, -r), dense=np.append(-p, 1.0))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -196,8 +196,10 @@ def _interior_point(
         # shrink the working set: outputs far on their way to zero (relative to the smallest
         # prior mass: an input of mass p may need a private output of mass ≈ p)
         if its >= 2:
-            keep = ~((qc < 1e-12 * p_min * z) & (z > 1e-6)) | (its < 4)
-            keep &= ~((qc < 1e-9 * qc.max()) & (z > 1e-2))  # far from the support too
+            leaving = (qc < 1e-9 * qc.max()) & (z > 1e-2)  # far from the support
+            if its >= 4:
+                leaving |= (qc < 1e-12 * p_min * z) & (z > 1e-6)
+            keep = ~leaving
             if not keep.all() and keep.any():
                 q[work[~keep]] = 0.0
                 work, z, r_dual, qc = work[keep], z[keep], r_dual[keep], qc[keep]

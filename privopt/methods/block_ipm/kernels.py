@@ -414,15 +414,13 @@ class ArrowColumns(ColumnKernel):
         The coefficients.
     """
 
-    def __init__(self, n_entries: int, entry, a, l, dense=None):
+    def __init__(self, n_entries: int, entry, a, l):
         self.S = int(n_entries)
         self.n_vars = self.S + 1
         self.entry = np.asarray(entry, dtype=np.int64)
         self.a = np.asarray(a, dtype=float)
         self.l = np.asarray(l, dtype=float)
-        self.dense = None if dense is None else np.asarray(dense, dtype=float)
-        self.n_arrow = self.entry.size
-        self.n_rows = self.n_arrow + (0 if self.dense is None else 1)
+        self.n_rows = self.entry.size
         counts = np.bincount(self.entry, minlength=self.S)
         if counts.max(initial=0) > 2:
             raise ValueError("ArrowColumns takes at most two rows per entry")
@@ -436,47 +434,29 @@ class ArrowColumns(ColumnKernel):
             else:
                 second[x] = i
         self._first, self._second = first, second
-        rows = np.arange(self.n_arrow)
-        self.A = sp.csr_matrix((self.a, (rows, self.entry)), shape=(self.n_arrow, self.S))
+        rows = np.arange(self.n_rows)
+        self.A = sp.csr_matrix((self.a, (rows, self.entry)), shape=(self.n_rows, self.S))
         self.AT = self.A.T.tocsr()
         self._sum = sp.csr_matrix(
-            (np.ones(self.n_arrow), (self.entry, rows)), shape=(self.S, self.n_arrow)
+            (np.ones(self.n_rows), (self.entry, rows)), shape=(self.S, self.n_rows)
         )
 
     def apply(self, V: np.ndarray) -> np.ndarray:
-        arrow = np.asarray(self.A @ V[:, : self.S].T).T + V[:, self.S : self.S + 1] * self.l
-        if self.dense is None:
-            return arrow
-        return np.concatenate([arrow, (V @ self.dense)[:, None]], axis=1)
+        return np.asarray(self.A @ V[:, : self.S].T).T + V[:, self.S : self.S + 1] * self.l
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
-        Za = Z[:, : self.n_arrow]
         out = np.empty((Z.shape[0], self.n_vars))
-        out[:, : self.S] = np.asarray(self.AT @ Za.T).T
-        out[:, self.S] = Za @ self.l
-        if self.dense is not None:
-            out += Z[:, self.n_arrow :] * self.dense[None, :]
+        out[:, : self.S] = np.asarray(self.AT @ Z.T).T
+        out[:, self.S] = Z @ self.l
         return out
 
     def column_rows(self) -> tuple[sp.csr_matrix, None]:
-        arrow = sp.hstack([self.A, sp.csr_matrix(self.l[:, None])]).tocsr()
-        if self.dense is None:
-            return arrow, None
-        return sp.vstack([arrow, sp.csr_matrix(self.dense[None, :])]).tocsr(), None
+        return sp.hstack([self.A, sp.csr_matrix(self.l[:, None])]).tocsr(), None
 
     def dense_bytes(self, n_columns: int) -> float:
         return 8.0 * n_columns * self.n_vars * 4
 
-    def factor(self, D: np.ndarray, E: np.ndarray, accurate: bool = True) -> ColumnFactor:
-        arrow = self._arrow_factor(D[:, : self.n_arrow], E)
-        if self.dense is None:
-            return arrow
-        # one dense row g more: H = H_arrow + d_g g gᵀ (Sherman–Morrison, positive update)
-        hg = arrow.solve(self.dense)
-        tau = 1.0 / D[:, self.n_arrow] + hg @ self.dense
-        return _UpdatedFactor(arrow, hg, tau)
-
-    def _arrow_factor(self, D: np.ndarray, E: np.ndarray) -> _ArrowFactor:
+    def factor(self, D: np.ndarray, E: np.ndarray, accurate: bool = True) -> _ArrowFactor:
         S = self.S
         ES, ea = E[:, :S], E[:, S]
         lam = np.asarray((D * self.a**2) @ self._sum.T) + ES  # U × S
@@ -520,22 +500,3 @@ class _ArrowFactor(ColumnFactor):
         diag = np.concatenate([1.0 / self.lam, np.zeros((U, 1))], axis=1)[:, sel].sum(axis=0)
         block[np.diag_indices(sel.size)] += diag
         return block
-
-
-class _UpdatedFactor(ColumnFactor):
-    """``H⁻¹ = H_a⁻¹ − h hᵀ / τ`` with ``h = H_a⁻¹ g`` and ``τ = 1/d_g + gᵀh``."""
-
-    def __init__(self, arrow: _ArrowFactor, hg: np.ndarray, tau: np.ndarray):
-        self.arrow, self.hg, self.tau = arrow, hg, tau
-
-    def solve(self, R: np.ndarray) -> np.ndarray:
-        base = self.arrow.solve(R)
-        if R.ndim == 1:
-            R = np.broadcast_to(R, self.hg.shape)
-        coef = np.einsum("ui,ui->u", self.hg, R) / self.tau
-        return base - self.hg * coef[:, None]
-
-    def coupled_block(self, sel: np.ndarray) -> np.ndarray:
-        block = self.arrow.coupled_block(sel)
-        scaled = self.hg[:, sel] / np.sqrt(self.tau)[:, None]
-        return block - scaled.T @ scaled
