@@ -545,3 +545,95 @@ def test_newton_hessian_by_symmetric_update_equals_the_product():
     np.testing.assert_allclose(
         _hessian(kernel, zt, logz, bad, small), (M.T @ M)[np.ix_(small, small)]
     )
+
+
+def _line_or_plane_instance(kind: str, k: int, seed: int):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k))
+    if kind == "line":
+        d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    elif kind == "plane":
+        pts = rng.uniform(0, 1, (k, 2))
+        d = np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1))
+    else:  # a random matrix with a zero diagonal: no geometry to exploit
+        d = rng.uniform(0, 1, (k, k))
+        np.fill_diagonal(d, 0.0)
+    return p, d
+
+
+@pytest.mark.parametrize("kind", ["line", "plane", "random"])
+def test_column_generation_slope_equals_the_full_interior_point(kind, monkeypatch):
+    """Above ``COLUMN_GENERATION_FROM`` outputs a slope is solved by column generation; its
+    output law has Blahut's gap over *all* outputs within the target, and it is the output
+    law the full-size interior point finds (the optimum's ``Z`` is unique)."""
+    from privopt.methods.blahut_arimoto import newton
+    from privopt.methods.blahut_arimoto.kernel import Kernel, ba_gap
+
+    k = newton.COLUMN_GENERATION_FROM + 50
+    p, d = _line_or_plane_instance(kind, k, seed=7)
+    s = 4.0 / float(np.min(p @ d))
+    kernel = Kernel(d, d.min(axis=1), p, s)
+    cols = np.arange(k)
+    q0 = np.full(k, 1.0 / k)
+    target = 1e-13
+    q, gap, _, method = newton.solve_slope(kernel, q0, cols, target, 5_000, warm=False)
+    assert method == "columns"
+    full_gap = ba_gap(q, kernel.c(*kernel.z(q)))
+    assert full_gap <= target and gap == pytest.approx(full_gap, abs=1e-15)
+    assert 0 < np.count_nonzero(q) < k // 2
+    monkeypatch.setattr(newton, "COLUMN_GENERATION_FROM", 10**9)
+    q_ipm, gap_ipm, _, method_ipm = newton.solve_slope(kernel, q0, cols, target, 5_000, False)
+    assert method_ipm != "columns" and gap_ipm <= target
+    # Φ and the mechanism agree (the output law itself may differ where the optimum is
+    # not unique); both are within the certified gap of the same optimum
+    assert abs(kernel.phi(q) - kernel.phi(q_ipm)) <= 2 * target
+    np.testing.assert_allclose(
+        kernel.mechanism(q) * p[:, None], kernel.mechanism(q_ipm) * p[:, None], atol=1e-6
+    )
+
+
+def test_column_generation_hands_over_when_the_support_is_large(monkeypatch):
+    """Where the optimum uses most outputs (``d = 1 − I`` at slope 8: 367 of 420), the
+    working set passes half the outputs, column generation gives up and the full interior
+    point answers; the answer is the same as with column generation switched off."""
+    from privopt.methods.blahut_arimoto import newton
+
+    k = newton.COLUMN_GENERATION_FROM + 20
+    p = np.random.default_rng(3).dirichlet(np.ones(k))
+    d = 1.0 - np.eye(k)
+    q, gap, its, method = newton.solve_slope(
+        newton.Kernel(d, d.min(axis=1), p, 8.0),
+        np.full(k, 1.0 / k),
+        np.arange(k),
+        1e-13,
+        5_000,
+        warm=False,
+    )
+    assert method != "columns" and gap <= 1e-13 and np.count_nonzero(q) > k // 2
+    answers = []
+    for threshold in (newton.COLUMN_GENERATION_FROM, 10**9):
+        monkeypatch.setattr(newton, "COLUMN_GENERATION_FROM", threshold)
+        res = rate_distortion(Prior(p), d, 0.4)
+        assert res.status == "optimal"
+        answers.append(res.objective)
+    assert answers[0] == pytest.approx(answers[1], abs=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["line", "random"])
+def test_column_generation_design_matches_the_full_method(kind, monkeypatch):
+    """Whole designs (slope search, both modes) with and without column generation agree
+    to 1e-10 and are certified."""
+    from privopt.methods.blahut_arimoto import newton
+
+    k = newton.COLUMN_GENERATION_FROM + 30
+    p, d = _line_or_plane_instance(kind, k, seed=11)
+    budget = 0.3 * float(np.min(p @ d))
+    values = []
+    for threshold in (newton.COLUMN_GENERATION_FROM, 10**9):
+        monkeypatch.setattr(newton, "COLUMN_GENERATION_FROM", threshold)
+        rd = rate_distortion(Prior(p), d, budget)
+        dr = distortion_rate(Prior(p), d, 0.5)
+        assert rd.status == dr.status == "optimal"
+        assert rd.certificate["duality_gap"] <= 1e-9 and dr.certificate["duality_gap"] <= 1e-9
+        values.append((rd.objective, dr.objective))
+    assert values[0] == pytest.approx(values[1], abs=1e-10)

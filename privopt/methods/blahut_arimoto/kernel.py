@@ -127,6 +127,22 @@ class Kernel:
         self.pos = p > 0
         self.sqrt_p = np.sqrt(p)
 
+    def restrict(self, cols: np.ndarray) -> Kernel:
+        """The same kernel on the output columns ``cols`` only (the restricted problem
+        ``min Φ(q)`` over ``q`` supported on ``cols``; rows keep their scaling)."""
+        sub = object.__new__(Kernel)
+        sub.s, sub.p, sub.pos, sub.sqrt_p, sub.shift = (
+            self.s,
+            self.p,
+            self.pos,
+            self.sqrt_p,
+            self.shift,
+        )
+        sub.d = self.d[:, cols]
+        sub.K = self.K[:, cols]
+        sub.logK = self.logK[:, cols]
+        return sub
+
     def z(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``Z̃ = K q`` with its log; rows that underflow are redone in the log domain."""
         zt = self.K @ q
