@@ -98,10 +98,12 @@ def mutual_information(p: np.ndarray, W: np.ndarray) -> float:
     nats)."""
     q = p @ W
     rows = p > 0
-    Wr = W[rows]
-    pos = (Wr > 0) & (q[None, :] > 0)
+    cols = q > 0  # outputs never used contribute nothing: skip them (O(k·|supp q|))
+    Wr = W[np.ix_(rows, cols)]
+    qc = q[cols]
+    pos = Wr > 0
     ratio = np.zeros_like(Wr)
-    ratio[pos] = np.log(Wr[pos] / np.broadcast_to(q, Wr.shape)[pos])
+    ratio[pos] = np.log(Wr[pos] / np.broadcast_to(qc, Wr.shape)[pos])
     return float(max(np.sum(p[rows][:, None] * Wr * ratio), 0.0))
 
 
@@ -168,7 +170,9 @@ class Kernel:
     def c(self, zt, logz, bad) -> np.ndarray:
         """``c(u) = Σ_x p(x) K[x,u] / Z(x)`` (Blahut 1972, eq. (9))."""
         good = self.pos & ~bad
-        out = (self.p[good] / zt[good]) @ self.K[good]
+        weights = np.zeros_like(zt)  # zero weights instead of a row selection: no copy of K
+        weights[good] = self.p[good] / zt[good]
+        out = weights @ self.K
         badp = self.pos & bad & np.isfinite(logz)
         if badp.any():
             lw = np.log(self.p[badp]) - logz[badp]
@@ -188,13 +192,17 @@ class Kernel:
         """``W[x,u] = q(u) K[x,u] / Z(x)``; rows with ``Z = 0`` (zero prior mass) get ``K``'s
         row normalised."""
         zt, logz, bad = self.z(q)
-        W = q[None, :] * self.ratio(zt, logz, bad)
-        sums = W.sum(axis=1)
+        S = np.flatnonzero(q > 0)  # W is zero outside the support: O(k·|S|) work
+        W_S = q[S][None, :] * self.ratio(zt, logz, bad, S)
+        sums = W_S.sum(axis=1)
         empty = ~(sums > 0)
+        W = np.zeros(self.K.shape)
         if empty.any():
-            W[empty] = self.K[empty]
-            sums[empty] = W[empty].sum(axis=1)
-        return W / sums[:, None]
+            W[empty] = self.K[empty] / self.K[empty].sum(axis=1, keepdims=True)
+            W_S[empty] = 0.0
+            sums[empty] = 1.0
+        W[:, S] += W_S / sums[:, None]
+        return W
 
 
 @dataclass

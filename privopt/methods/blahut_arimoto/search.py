@@ -44,7 +44,7 @@ class RateDistortion:
 
     def expected(self, W: np.ndarray) -> float:
         """``E[d] = Σ p(x) W[x,u] d(x,u)`` ([Wang-Ying-Zhang] eq. (32))."""
-        return float(np.sum(self.p[:, None] * W * self.d))
+        return float(np.einsum("xu,xu->x", W, self.d) @ self.p)  # no k × k temporaries
 
     def constant_point(self) -> SlopePoint:
         """The ``s = 0`` end: every input sent to ``argmin_u Σ_x p(x) d(x,u)`` (I = 0)."""
