@@ -225,3 +225,44 @@ def test_results_and_curves_pickle_without_their_warm_state():
     assert copy.deepcopy(result).mechanism.matrix.tolist() == result.mechanism.matrix.tolist()
     curve = po.sweep(prior, d, "pml", epsilons=[0.3, 0.6])
     assert len(pickle.loads(pickle.dumps(curve))) == 2
+
+
+@pytest.mark.parametrize("mode", ["epsilon", "max_distortion"])
+def test_blahut_arimoto_reuses_the_previous_slopes_of_the_same_instance(mode, monkeypatch):
+    """A solve warm-started from a result of the same instance reuses its s = ∞ point and
+    final bracket (fewer slope solves) and gives the cold answer; a result of another
+    instance only lends its output law."""
+    from privopt.methods.blahut_arimoto import rate_distortion
+
+    prior, d = _instance(40, seed=5)
+    other, _ = _instance(40, seed=6)
+    D_max = float(np.min(prior.probs @ d))
+    levels = (0.6, 0.75) if mode == "epsilon" else (0.3 * D_max, 0.26 * D_max)
+    solve = distortion_rate if mode == "epsilon" else rate_distortion
+    first = solve(prior, d, levels[0])
+    assert first.status == "optimal" and first.carried
+    assert any(np.isinf(pt.s) for pt in first.carried[2])
+    from privopt.methods.blahut_arimoto import search
+
+    solved = []
+    original = search.RateDistortion.point
+
+    def point(self, s):
+        solved.append(s)
+        return original(self, s)
+
+    monkeypatch.setattr(search.RateDistortion, "point", point)
+    warm = solve(prior, d, levels[1], warm_start=first)
+    assert np.inf not in solved and len(solved) == warm.info["slope_evaluations"]
+    assert first.carried == ()  # handed over once: a sweep keeps no k × k copies per point
+    cold = solve(prior, d, levels[1])
+    assert np.inf in solved
+    assert warm.status == cold.status == "optimal"
+    assert warm.objective == pytest.approx(cold.objective, abs=1e-9)
+    assert warm.certificate["duality_gap"] <= 1e-9
+    assert warm.info["slope_evaluations"] < cold.info["slope_evaluations"]
+    # another prior: nothing carried over is used, the answer is that prior's own
+    solved.clear()
+    foreign = solve(other, d, levels[1], warm_start=solve(prior, d, levels[0]))
+    assert np.inf in solved[1:]  # the other instance's s = ∞ point was solved anew
+    assert foreign.objective == pytest.approx(solve(other, d, levels[1]).objective, abs=1e-9)

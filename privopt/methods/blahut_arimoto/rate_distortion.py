@@ -87,6 +87,9 @@ class RateDistortionSolution:
         ``lower_bound`` on the objective and ``duality_gap`` (Blahut 1972, Thm 8).
     info : dict
         Slopes, ``output_marginal`` (for warm starts), timings, ``least_achievable``.
+    carried : tuple
+        The ``s = ∞`` point and the final bracket's two slopes, which the next solve of the
+        same instance warm-started from this result reuses once (a sweep's next point).
     """
 
     status: str
@@ -97,6 +100,7 @@ class RateDistortionSolution:
     iterations: int = 0
     certificate: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    carried: tuple = field(default=(), repr=False)
 
 
 def _prepare(prior, distortion) -> tuple[np.ndarray, np.ndarray]:
@@ -149,6 +153,16 @@ def _restore_negligible(res: RateDistortionSolution, p, d, negligible, by_distor
     res.certificate["duality_gap"] = max(res.objective - res.certificate["lower_bound"], 0.0)
     res.info = dict(res.info, negligible_inputs=int(negligible.sum()), output_marginal=p @ W)
     return res
+
+
+def _take_carried(warm_start) -> tuple:
+    """The slope points a previous result carries, handed over once: the result keeps its
+    mechanism and output law, not the three ``k × k`` matrices (a sweep would otherwise
+    hold them for every point)."""
+    if not isinstance(warm_start, RateDistortionSolution):
+        return ()
+    carried, warm_start.carried = warm_start.carried, ()
+    return carried
 
 
 def _guarded(solve, p, d, target, blas_threads, **kwargs) -> RateDistortionSolution:
@@ -246,6 +260,8 @@ def _rate_distortion(
         raise InputError(f"must be a finite number, got {max_distortion}", "max_distortion")
     q_warm, known = warm_start_data(warm_start, d.shape[1])
     rd = RateDistortion(p, d, tol / 10, max_iter, q_warm, deadline)
+    reused = rd.reusable(_take_carried(warm_start))
+    rd.points.extend(reused)
     feas_tol = 1e-12 * max(1.0, rd.D_max)
     info = {"D_min": rd.D_min, "D_max": rd.D_max, "method": "blahut_arimoto+newton"}
     if D < rd.D_min - feas_tol:
@@ -255,10 +271,12 @@ def _rate_distortion(
         pt = rd.constant_point()
         cert = {"duality_gap": 0.0, "lower_bound": 0.0}
         return _result(rd, pt.W, 0.0, pt.D, cert, info, start, slope=0.0)
-    top = rd.point(np.inf)
+    top = rd.infinite_slope(reused)
     if D <= rd.D_min + feas_tol:  # only outputs at distance d_min(x) are allowed
         cert = {"duality_gap": top.gap, "lower_bound": top.I - top.gap}
-        return _result(rd, top.W, top.I, top.D, cert, info, start, slope=np.inf)
+        return _result(
+            rd, top.W, top.I, top.D, cert, info, start, slope=np.inf, carry=rd.carry(top)
+        )
 
     def chord(lo, hi):
         alpha = 1.0 if lo.D == hi.D else (D - hi.D) / (lo.D - hi.D)
@@ -294,6 +312,7 @@ def _rate_distortion(
         start,
         slope=hi if alpha < 0.5 else lo,
         bracket=(lo.s, hi.s),
+        carry=rd.carry(top, lo, hi),
     )
 
 
@@ -359,15 +378,28 @@ def _distortion_rate(
         raise InputError(f"must be a number ≥ 0, got {epsilon}", "epsilon")
     q_warm, known = warm_start_data(warm_start, d.shape[1])
     rd = RateDistortion(p, d, tol / 10, max_iter, q_warm, deadline)
+    reused = rd.reusable(_take_carried(warm_start))
+    rd.points.extend(reused)
     info = {"D_min": rd.D_min, "D_max": rd.D_max, "method": "blahut_arimoto+newton"}
     if eps == 0.0 or rd.D_max <= rd.D_min:  # independence: the best constant output
         pt = rd.constant_point()
         cert = {"duality_gap": 0.0, "lower_bound": rd.D_max if eps == 0.0 else rd.D_min}
         return _result(rd, pt.W, 0.0, pt.D, cert, info, start, slope=0.0, by_distortion=True)
-    top = rd.point(np.inf)
+    top = rd.infinite_slope(reused)
     if top.I <= eps:  # D_min is reachable within the budget
         cert = {"duality_gap": 0.0, "lower_bound": rd.D_min}
-        return _result(rd, top.W, top.I, top.D, cert, info, start, slope=np.inf, by_distortion=True)
+        return _result(
+            rd,
+            top.W,
+            top.I,
+            top.D,
+            cert,
+            info,
+            start,
+            slope=np.inf,
+            by_distortion=True,
+            carry=rd.carry(top),
+        )
 
     def chord(lo, hi):
         # lo has I ≤ ε, hi has I > ε: mix so that the chord of I meets ε (I is convex in W)
@@ -405,6 +437,7 @@ def _distortion_rate(
         slope=hi if alpha < 0.5 else lo,
         bracket=(lo.s, hi.s),
         by_distortion=True,
+        carry=rd.carry(top, lo, hi),
     )
 
 
@@ -420,6 +453,7 @@ def _result(
     slope,
     bracket=None,
     by_distortion=False,
+    carry: tuple = (),
 ) -> RateDistortionSolution:
     info = dict(info)
     if isinstance(slope, SlopePoint):  # the final slope's data, for warm starts
@@ -428,7 +462,7 @@ def _result(
     info.update(
         slope=float(slope),
         output_marginal=rd.p @ W,
-        slope_evaluations=len(rd.points),
+        slope_evaluations=rd.evaluations,
         solve_time_s=time.perf_counter() - start,
     )
     if bracket is not None:
@@ -446,4 +480,5 @@ def _result(
         iterations=int(rd.iterations),
         certificate=cert,
         info=info,
+        carried=carry,
     )

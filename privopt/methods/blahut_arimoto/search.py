@@ -39,6 +39,7 @@ class RateDistortion:
         self.u_const = int(np.argmin(col))
         self.D_max = float(col[self.u_const])
         self.points: list[SlopePoint] = []
+        self.evaluations = 0  # slopes solved here (not counting reused ones)
         self.iterations = 0
         self.scale = max(self.D_max - self.D_min, 1e-300)
 
@@ -78,6 +79,7 @@ class RateDistortion:
             kernel, q0, cols, self.target_inner, self.max_iter, warm, deadline=self.deadline
         )
         self.iterations += its
+        self.evaluations += 1
         W = kernel.mechanism(q)
         zt, logz, bad = kernel.z(q)
         c = kernel.c(zt, logz, bad)
@@ -105,6 +107,36 @@ class RateDistortion:
         self.points.append(pt)
         return pt
 
+    def reusable(self, carried) -> list[SlopePoint]:
+        """The slope points of an earlier solve that hold for this instance.
+
+        ``carried`` is what :meth:`carry` returned for a previous solve (a sweep's previous
+        point). They are kept only for the same prior and distortion and when they were
+        solved at least as accurately as this solve asks; they then serve as bracket ends
+        and their intercepts as lower bounds, which hold for every budget.
+        """
+        if not carried:
+            return []
+        p, d, points = carried
+        same = (p is self.p or np.array_equal(p, self.p)) and (
+            d is self.d or np.array_equal(d, self.d)
+        )
+        if not same:
+            return []
+        return [pt for pt in points if pt.W is not None and pt.gap <= self.target_inner]
+
+    def carry(self, *points: SlopePoint) -> tuple:
+        """What a later solve of the same instance may reuse: ``(p, d, points)``."""
+        kept = [pt for pt in points if isinstance(pt, SlopePoint) and pt.W is not None]
+        return (self.p, self.d, kept)
+
+    def infinite_slope(self, reused: list[SlopePoint]) -> SlopePoint:
+        """The ``s = ∞`` point, reused when an earlier solve carried it."""
+        for pt in reused:
+            if np.isinf(pt.s):
+                return pt
+        return self.point(np.inf)
+
     def lower_bound_rate(self, D: float) -> float:
         """Best ``R(D) ≥ a_s − s D`` over the slopes evaluated so far (and ``R ≥ 0``)."""
         vals = [pt.intercept - pt.s * D for pt in self.points if 0 < pt.s < np.inf]
@@ -126,6 +158,13 @@ def search(rd: RateDistortion, hi: SlopePoint, f_of, df_of, gap_of, s0, max_slop
     falsi, or factor-4 expansion while one end is still ``s = 0`` or ``s = ∞``.
     """
     lo = rd.constant_point()
+    for pt in rd.points:  # points reused from an earlier solve narrow the first bracket
+        if 0 < pt.s < np.inf and pt.W is not None:
+            f = f_of(pt)
+            if f >= 0 and pt.s > lo.s:
+                lo = pt
+            elif f < 0 and pt.s < hi.s:
+                hi = pt
     flo, fhi = f_of(lo), f_of(hi)
     gap = gap_of(lo, hi)
     kept = 0  # Illinois: +1 if lo was replaced last, −1 if hi was
@@ -147,13 +186,15 @@ def search(rd: RateDistortion, hi: SlopePoint, f_of, df_of, gap_of, s0, max_slop
             deriv = df_of(last)
             if np.isfinite(deriv) and deriv < 0:
                 here = np.log(last.s)
-                # Newton, damped to a factor 30 in s per step; once converged, a 2e-10 step
-                # across the root closes the bracket
+                # Newton, damped to a factor 30 in s per step; once converged, an 8e-11 step
+                # across the root closes the bracket to below the 1e-10 asked above (it was
+                # 2e-10, which cost one more slope per solve)
                 step = -f_last / deriv
-                if abs(step) < 1e-10 and abs(f_last) <= 1e-9:
-                    step = 2e-10 if f_last >= 0 else -2e-10
+                crossing = abs(step) < 1e-10 and abs(f_last) <= 1e-9
+                if crossing:
+                    step = 8e-11 if f_last >= 0 else -8e-11
                 cand = here + min(max(step, -np.log(30.0)), np.log(30.0))
-                if a < cand < b and abs(step) >= 1e-10:
+                if a < cand < b and (crossing or abs(step) >= 1e-10):
                     t = cand
         open_end = (lo.s == 0) != np.isinf(hi.s)
         if t is None and last is not None and newton_ok and open_end and np.isfinite(f_last):
@@ -165,6 +206,8 @@ def search(rd: RateDistortion, hi: SlopePoint, f_of, df_of, gap_of, s0, max_slop
                 if step >= 1e-10 or abs(f_last) <= 1e-9:
                     step = max(step, 1e-10)
                     t = np.log(last.s) + (step if np.isinf(hi.s) else -step)
+        if t is None and last is None and a < np.log(s0) < b:
+            t = np.log(s0)  # the first slope: the caller's estimate, when in the bracket
         if t is None:
             if lo.s == 0 and np.isinf(hi.s):
                 t = np.log(s0)
