@@ -637,3 +637,26 @@ def test_column_generation_design_matches_the_full_method(kind, monkeypatch):
         assert rd.certificate["duality_gap"] <= 1e-9 and dr.certificate["duality_gap"] <= 1e-9
         values.append((rd.objective, dr.objective))
     assert values[0] == pytest.approx(values[1], abs=1e-10)
+
+
+def test_nearby_warm_start_on_a_large_alphabet_takes_newton_on_the_old_support():
+    """From the optimum of a nearby slope (a sweep's next point, the search's last steps),
+    active-set Newton on the previous support finishes before column generation is tried;
+    the answer is the one column generation gives cold."""
+    from privopt.methods.blahut_arimoto import newton
+    from privopt.methods.blahut_arimoto.kernel import Kernel, ba_gap
+
+    k = newton.COLUMN_GENERATION_FROM + 50
+    p, d = _line_or_plane_instance("line", k, seed=5)
+    s = 4.0 / float(np.min(p @ d))
+    cols, target = np.arange(k), 1e-13
+    uniform = np.full(k, 1.0 / k)
+    near = Kernel(d, d.min(axis=1), p, s * (1 + 1e-7))
+    q_near, *_ = newton.solve_slope(near, uniform, cols, target, 5_000, warm=False)
+    kernel = Kernel(d, d.min(axis=1), p, s)
+    q, gap, _, method = newton.solve_slope(kernel, q_near, cols, target, 5_000, warm=True)
+    assert method == "newton"
+    assert gap <= target and ba_gap(q, kernel.c(*kernel.z(q))) <= target
+    q_cold, _, _, cold_method = newton.solve_slope(kernel, uniform, cols, target, 5_000, False)
+    assert cold_method == "columns"
+    assert abs(kernel.phi(q) - kernel.phi(q_cold)) <= 2 * target

@@ -243,6 +243,9 @@ def _interior_point(
 WARM_SUPPORT = 1e-14
 
 
+#: A warm start whose gap at the new slope is below this tries active-set Newton first.
+WARM_NEWTON_GAP = 1e-6
+
 #: From this many outputs on, a slope is first solved by column generation.
 COLUMN_GENERATION_FROM = 400
 
@@ -339,10 +342,12 @@ def solve_slope(
     gap = np.inf
     if warm:  # Newton converges from a nearby slope; BA steps would only creep linearly
         ba_steps = min(ba_steps, 2)
+    start, start_gap = q, np.inf
     for _ in range(ba_steps):  # q ← q·c (Blahut 1972, eq. (11))
         zt, logz, bad = kernel.z(q)
         c = kernel.c(zt, logz, bad)
         gap = ba_gap(q, c)
+        start_gap = min(start_gap, gap)
         iterations += 1
         if gap <= target:
             return q, gap, iterations, "ba"
@@ -354,6 +359,15 @@ def solve_slope(
         q = q * c
         q /= q.sum()
     best = (q, gap)
+    if warm and cols.size >= COLUMN_GENERATION_FROM and start_gap <= WARM_NEWTON_GAP:
+        # a nearby slope (a sweep's next point, the search's last steps): Newton on the
+        # previous support converges in a few steps (from the warm start itself: after BA
+        # steps the outputs leaving the support still carry mass, one Newton step each)
+        qs = np.where(start >= WARM_SUPPORT * start.max(), start, 0.0)
+        qn, gap_n, its, ok = _active_set_newton(kernel, qs, cols, target, max_steps=6)
+        iterations += its
+        if ok:
+            return qn, gap_n, iterations, "newton"
     if cols.size >= COLUMN_GENERATION_FROM:
         qn, gap, its, ok = _column_generation(kernel, q, cols, target, warm, deadline=deadline)
         iterations += its
