@@ -155,6 +155,17 @@ def _restore_negligible(res: RateDistortionSolution, p, d, negligible, by_distor
     return res
 
 
+def _instance(p, d, tol, max_iter, warm_start, deadline):
+    """The slope search's instance, with what the warm start lends: its output law and final
+    slope (``known``) and, from a result of the same instance, its slope points (``reused``,
+    already among the instance's points)."""
+    q_warm, known = warm_start_data(warm_start, d.shape[1])
+    rd = RateDistortion(p, d, tol / 10, max_iter, q_warm, deadline)
+    reused = rd.reusable(_take_carried(warm_start))
+    rd.points.extend(reused)
+    return rd, known, reused
+
+
 def _take_carried(warm_start) -> tuple:
     """The slope points a previous result carries, handed over once: the result keeps its
     mechanism and output law, not the three ``k × k`` matrices (a sweep would otherwise
@@ -258,10 +269,7 @@ def _rate_distortion(
     D = float(max_distortion)
     if not np.isfinite(D):
         raise InputError(f"must be a finite number, got {max_distortion}", "max_distortion")
-    q_warm, known = warm_start_data(warm_start, d.shape[1])
-    rd = RateDistortion(p, d, tol / 10, max_iter, q_warm, deadline)
-    reused = rd.reusable(_take_carried(warm_start))
-    rd.points.extend(reused)
+    rd, known, reused = _instance(p, d, tol, max_iter, warm_start, deadline)
     feas_tol = 1e-12 * max(1.0, rd.D_max)
     info = {"D_min": rd.D_min, "D_max": rd.D_max, "method": "blahut_arimoto+newton"}
     if D < rd.D_min - feas_tol:
@@ -376,10 +384,7 @@ def _distortion_rate(
     eps = float(epsilon)
     if np.isnan(eps) or eps < 0:  # ε = ∞ is allowed: the D_min problem (slope s = ∞)
         raise InputError(f"must be a number ≥ 0, got {epsilon}", "epsilon")
-    q_warm, known = warm_start_data(warm_start, d.shape[1])
-    rd = RateDistortion(p, d, tol / 10, max_iter, q_warm, deadline)
-    reused = rd.reusable(_take_carried(warm_start))
-    rd.points.extend(reused)
+    rd, known, reused = _instance(p, d, tol, max_iter, warm_start, deadline)
     info = {"D_min": rd.D_min, "D_max": rd.D_max, "method": "blahut_arimoto+newton"}
     if eps == 0.0 or rd.D_max <= rd.D_min:  # independence: the best constant output
         pt = rd.constant_point()
