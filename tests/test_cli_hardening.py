@@ -410,6 +410,23 @@ def _env() -> dict:
     return dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
 
 
+def _default_sigint() -> None:
+    """In the child: Ctrl-C with its default meaning. A test run started as a background job
+    of a non-interactive shell inherits SIGINT ignored, and so would every child (Python
+    then installs no KeyboardInterrupt handler), which is not what these tests are about."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def sigint_delivered():
+    """Ctrl-C delivered in this process too, for the in-process tests (restored after)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _start(*argv, module: bool = False) -> subprocess.Popen:
     """The console script (``-c ENTRY`` mirrors its wrapper) or ``python -m privopt``."""
     head = ["-m", "privopt"] if module else ["-c", ENTRY]
@@ -420,6 +437,7 @@ def _start(*argv, module: bool = False) -> subprocess.Popen:
         text=True,
         env=_env(),
         cwd=ROOT,
+        preexec_fn=_default_sigint,
     )
 
 
@@ -520,7 +538,9 @@ def test_curve_rows_are_streamed_and_kept_when_the_run_fails(tmp_path, capsys, m
     assert "kept the 3 row(s)" in err and "curve.csv.partial" in err
 
 
-def test_first_ctrl_c_finishes_the_point_and_keeps_every_row(tmp_path, capsys, monkeypatch):
+def test_first_ctrl_c_finishes_the_point_and_keeps_every_row(
+    tmp_path, capsys, monkeypatch, sigint_delivered
+):
     _sweep_with(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGINT), at=2)
     target = tmp_path / "curve.csv"
     code, out, err = run(capsys, "curve", SMALL, "--epsilon", "0:1:6", "--csv", target)
