@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import privopt as po
+from privopt import measures
 from privopt.methods import METHODS, Answer, Certificate, Method, solve_point
 from privopt.methods.blahut_arimoto import distortion_rate
 from privopt.request import prepare_request
@@ -242,6 +243,7 @@ def test_blahut_arimoto_reuses_the_previous_slopes_of_the_same_instance(mode, mo
     first = solve(prior, d, levels[0])
     assert first.status == "optimal" and first.carried
     assert any(np.isinf(pt.s) for pt in first.carried[2])
+    assert all(pt.W is None for pt in first.carried[2])  # output laws only: no k × k copies
     from privopt.methods.blahut_arimoto import search
 
     solved = []
@@ -259,6 +261,11 @@ def test_blahut_arimoto_reuses_the_previous_slopes_of_the_same_instance(mode, mo
     assert np.inf in solved
     assert warm.status == cold.status == "optimal"
     assert warm.objective == pytest.approx(cold.objective, abs=1e-9)
+    np.testing.assert_allclose(warm.mechanism.sum(axis=1), 1.0, atol=1e-12)
+    level = measures.mutual_information(prior, warm.mechanism)
+    assert warm.level == pytest.approx(level, abs=1e-12)
+    dist = float(np.sum(prior.probs[:, None] * warm.mechanism * d))
+    assert warm.distortion == pytest.approx(dist, abs=1e-12)
     assert warm.certificate["duality_gap"] <= 1e-9
     assert warm.info["slope_evaluations"] < cold.info["slope_evaluations"]
     # another prior: nothing carried over is used, the answer is that prior's own

@@ -88,8 +88,9 @@ class RateDistortionSolution:
     info : dict
         Slopes, ``output_marginal`` (for warm starts), timings, ``least_achievable``.
     carried : tuple
-        The ``s = ∞`` point and the final bracket's two slopes, which the next solve of the
-        same instance warm-started from this result reuses once (a sweep's next point).
+        The ``s = ∞`` point and the final bracket's two slopes (output laws, no mechanisms),
+        which the next solve of the same instance warm-started from this result reuses once
+        (a sweep's next point).
     """
 
     status: str
@@ -167,9 +168,8 @@ def _instance(p, d, tol, max_iter, warm_start, deadline):
 
 
 def _take_carried(warm_start) -> tuple:
-    """The slope points a previous result carries, handed over once: the result keeps its
-    mechanism and output law, not the three ``k × k`` matrices (a sweep would otherwise
-    hold them for every point)."""
+    """The slope points a previous result carries, handed over once (they are small: output
+    laws and numbers, no ``k × k`` mechanisms)."""
     if not isinstance(warm_start, RateDistortionSolution):
         return ()
     carried, warm_start.carried = warm_start.carried, ()
@@ -283,7 +283,15 @@ def _rate_distortion(
     if D <= rd.D_min + feas_tol:  # only outputs at distance d_min(x) are allowed
         cert = {"duality_gap": top.gap, "lower_bound": top.I - top.gap}
         return _result(
-            rd, top.W, top.I, top.D, cert, info, start, slope=np.inf, carry=rd.carry(top)
+            rd,
+            rd.mechanism_of(top),
+            top.I,
+            top.D,
+            cert,
+            info,
+            start,
+            slope=np.inf,
+            carry=rd.carry(top),
         )
 
     def chord(lo, hi):
@@ -306,7 +314,7 @@ def _rate_distortion(
         max_slopes,
     )
     alpha = min(max(chord(lo, hi)[0], 0.0), 1.0)
-    W = alpha * lo.W + (1 - alpha) * hi.W  # time sharing meets E[d] = D exactly
+    W = alpha * rd.mechanism_of(lo) + (1 - alpha) * rd.mechanism_of(hi)  # meets E[d] = D
     level = mutual_information(p, W)
     lower = rd.lower_bound_rate(D)
     cert = {"duality_gap": max(level - lower, 0.0), "lower_bound": lower}
@@ -395,7 +403,7 @@ def _distortion_rate(
         cert = {"duality_gap": 0.0, "lower_bound": rd.D_min}
         return _result(
             rd,
-            top.W,
+            rd.mechanism_of(top),
             top.I,
             top.D,
             cert,
@@ -427,7 +435,7 @@ def _distortion_rate(
         max_slopes,
     )
     alpha = min(max(chord(lo, hi)[0], 0.0), 1.0)
-    W = alpha * lo.W + (1 - alpha) * hi.W
+    W = alpha * rd.mechanism_of(lo) + (1 - alpha) * rd.mechanism_of(hi)
     dist = rd.expected(W)
     lower = rd.lower_bound_distortion(eps)
     cert = {"duality_gap": max(dist - lower, 0.0), "lower_bound": lower}

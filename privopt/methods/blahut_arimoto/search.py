@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from privopt.errors import InputError
@@ -123,12 +125,24 @@ class RateDistortion:
         )
         if not same:
             return []
-        return [pt for pt in points if pt.W is not None and pt.gap <= self.target_inner]
+        return [pt for pt in points if pt.q is not None and pt.gap <= self.target_inner]
 
     def carry(self, *points: SlopePoint) -> tuple:
-        """What a later solve of the same instance may reuse: ``(p, d, points)``."""
-        kept = [pt for pt in points if isinstance(pt, SlopePoint) and pt.W is not None]
+        """What a later solve of the same instance may reuse: ``(p, d, points)``, the points
+        without their ``k × k`` mechanisms (a result keeps only output laws; a reused point
+        that ends a bracket gets its mechanism back from :meth:`mechanism_of`)."""
+        kept = [
+            dataclasses.replace(pt, W=None)
+            for pt in points
+            if isinstance(pt, SlopePoint) and pt.q is not None
+        ]
         return (self.p, self.d, kept)
+
+    def mechanism_of(self, pt: SlopePoint) -> np.ndarray:
+        """``pt``'s mechanism, rebuilt from its output law when it was carried without it."""
+        if pt.W is None:
+            pt.W = Kernel(self.d, self.dmin, self.p, pt.s).mechanism(pt.q)
+        return pt.W
 
     def infinite_slope(self, reused: list[SlopePoint]) -> SlopePoint:
         """The ``s = ∞`` point, reused when an earlier solve carried it."""
@@ -159,7 +173,7 @@ def search(rd: RateDistortion, hi: SlopePoint, f_of, df_of, gap_of, s0, max_slop
     """
     lo = rd.constant_point()
     for pt in rd.points:  # points reused from an earlier solve narrow the first bracket
-        if 0 < pt.s < np.inf and pt.W is not None:
+        if 0 < pt.s < np.inf and pt.q is not None:
             f = f_of(pt)
             if f >= 0 and pt.s > lo.s:
                 lo = pt
