@@ -282,17 +282,7 @@ def _rate_distortion(
     top = rd.infinite_slope(reused)
     if D <= rd.D_min + feas_tol:  # only outputs at distance d_min(x) are allowed
         cert = {"duality_gap": top.gap, "lower_bound": top.I - top.gap}
-        return _result(
-            rd,
-            rd.mechanism_of(top),
-            top.I,
-            top.D,
-            cert,
-            info,
-            start,
-            slope=np.inf,
-            carry=rd.carry(top),
-        )
+        return _end_point(rd, top, cert, info, start)
 
     def chord(lo, hi):
         alpha = 1.0 if lo.D == hi.D else (D - hi.D) / (lo.D - hi.D)
@@ -401,18 +391,7 @@ def _distortion_rate(
     top = rd.infinite_slope(reused)
     if top.I <= eps:  # D_min is reachable within the budget
         cert = {"duality_gap": 0.0, "lower_bound": rd.D_min}
-        return _result(
-            rd,
-            rd.mechanism_of(top),
-            top.I,
-            top.D,
-            cert,
-            info,
-            start,
-            slope=np.inf,
-            by_distortion=True,
-            carry=rd.carry(top),
-        )
+        return _end_point(rd, top, cert, info, start, by_distortion=True)
 
     def chord(lo, hi):
         # lo has I ≤ ε, hi has I > ε: mix so that the chord of I meets ε (I is convex in W)
@@ -451,6 +430,23 @@ def _distortion_rate(
         bracket=(lo.s, hi.s),
         by_distortion=True,
         carry=rd.carry(top, lo, hi),
+    )
+
+
+def _end_point(rd, pt, cert, info, start, by_distortion=False) -> RateDistortionSolution:
+    """The answer at the ``s = ∞`` end: its mechanism as it is, handed on to the next solve."""
+    W = rd.mechanism_of(pt)
+    return _result(
+        rd,
+        W,
+        pt.I,
+        pt.D,
+        cert,
+        info,
+        start,
+        slope=pt.s,
+        by_distortion=by_distortion,
+        carry=rd.carry(pt),
     )
 
 
