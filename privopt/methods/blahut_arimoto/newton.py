@@ -242,7 +242,6 @@ def _interior_point(
 #: of the active-set Newton (they re-enter when their gradient asks for it).
 WARM_SUPPORT = 1e-14
 
-
 #: A warm start whose gap at the new slope is below this tries active-set Newton first.
 WARM_NEWTON_GAP = 1e-6
 
@@ -302,7 +301,7 @@ def _column_generation(
         sub = kernel.restrict(work)
         local = np.arange(work.size)
         q_sub = qn[work]
-        q_sub, sub_gap, its, ok = _interior_point(sub, q_sub, local, target)
+        q_sub, _, its, ok = _interior_point(sub, q_sub, local, target)
         iterations += its
         if not ok:  # the restricted problem itself failed: leave it to the full methods
             return best[0], best[1], iterations, False

@@ -24,7 +24,8 @@ that scheme, made exact and certified:
    outputs on, **column generation** comes first: the optimum uses few outputs (10–70 of
    5,000 on ``|x − u|``), so ``Φ`` is minimised over a small working set of outputs by the
    interior point and priced by ``c`` on every output; outputs with ``c(u) > 1`` join the
-   set until Blahut's gap over all outputs meets the target (k = 5,000: 294 s → 22 s).
+   set until Blahut's gap over all outputs meets the target (k = 5,000: 294 s → 14–16 s,
+   benchmarks/README.md).
 2. **Numerics** (performance notes: the naive version underflows at k ≈ 100). Each row of
    ``K`` is scaled by ``e^{s·min_u d(x,u)}`` so that its largest entry is 1; the scaling
    cancels in ``K/Z``, ``c`` and ``W``. A row whose ``Z`` still underflows (its nearest

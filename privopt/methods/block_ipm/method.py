@@ -75,14 +75,12 @@ class BlockInteriorPoint(Method):
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Chosen where it measured fastest (benchmarks/README.md, "Block interior
         point"): dp and identifiability with 96 to 256 inputs (metric privacy up to 160),
-        arbitrary priors (PD-DP, m = 2,
-        n = 7: 3.8 s against 23.5 s for plain cvxpy with Clarabel; m = 3, n = 5: 35 s
-        against 188 s for privopt's own Clarabel program; m = 2, n = 8: 60 s against 186 s
-        for plain cvxpy, though an earlier n = 8 instance took Clarabel only 39 s: its time
-        varies with the prior, block-ipm's much less); the single-alphabet notions from
-        60 × 60 on, single solves (k = 1,000: PML 15 s, LDP 11 s, maximal leakage 13 s,
-        information privacy 34 s, where the sparse LPs do not fit in memory); sweeps of
-        small alphabets keep the warm-started simplex.
+        arbitrary priors (PD-DP against plain cvxpy with Clarabel in the same run: m = 2,
+        n = 7: 3.8 s against 23 s; m = 3, n = 5: 34 s against 196 s; m = 2, n = 8: 54 s
+        against 194 s); the single-alphabet notions from 60 × 60 on, single solves
+        (k = 1,000: PML 16 s, LDP 10 s, maximal leakage 12 s, information privacy 34 s,
+        where the sparse LPs do not fit in memory); sweeps of small alphabets keep the
+        warm-started simplex.
 
         Parameters
         ----------
