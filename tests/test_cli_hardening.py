@@ -677,3 +677,25 @@ def test_sample_returns_labels_on_request():
     assert rr.sample(np.zeros(10, dtype=int), rng=7, labels=True).tolist() == [
         rr.output_labels[i] for i in same
     ]
+
+
+def test_ctrl_c_swallowed_inside_the_run_still_ends_it_with_130(
+    monkeypatch, capsys, sigint_delivered
+):
+    """A KeyboardInterrupt that Python only reports (raised in an import-system callback)
+    must not let the command end with 0: the entry point notes every Ctrl-C."""
+    import privopt.cli
+    from privopt._entry import main as entry_main
+
+    def swallowing(argv):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)
+        except KeyboardInterrupt:  # what an "Exception ignored in ..." callback amounts to
+            pass
+        return 0
+
+    monkeypatch.setattr(privopt.cli, "main", swallowing)
+    assert entry_main([]) == 130
+    assert capsys.readouterr().err.strip().endswith("privopt: interrupted")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
