@@ -156,6 +156,7 @@ METHOD_CASES = {
     "sparse-highs-ipm-crossover": ([0.5, 0.3, 0.2], "absolute", "pml"),
     "sparse-highs-pdlp": ([0.5, 0.3, 0.2], "absolute", "maximal_leakage"),
     "sparse-highs-translation": (po.Prior([0.25] * 4), "hamming", "ldp"),
+    "sparse-highs-symmetry": ([0.3, 0.2, 0.2, 0.3], "absolute", "pml"),
     "sparse-clarabel": ([0.5, 0.3, 0.2], "absolute", "ldp"),
     "block-ipm": ([0.5, 0.3, 0.2], "absolute", "information_privacy"),
     "wang-identifiability": (

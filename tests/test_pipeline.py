@@ -55,6 +55,7 @@ FAST_PATH_CASES = {
         "identifiability",
         {"epsilon": 1.0},
     ),
+    "sparse-highs-symmetry": ([0.3, 0.2, 0.2, 0.3], "absolute", "ldp", {"epsilon": 0.8}),
 }
 
 

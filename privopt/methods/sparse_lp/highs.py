@@ -46,6 +46,8 @@ class HighsRun:
     solve_time : float
     max_primal_infeasibility : float
     warm_started, crossover, polished : bool
+    row_dual : numpy.ndarray or None
+        HiGHS's row duals (for a bound on another LP the run's LP was reduced from).
     basis : highspy.HighsBasis or None
         A valid basis (simplex or crossover), for warm starts.
     """
@@ -61,6 +63,7 @@ class HighsRun:
     warm_started: bool = False
     crossover: bool = False
     polished: bool = False
+    row_dual: np.ndarray | None = field(default=None, repr=False)
     basis: Any = field(default=None, repr=False)
 
 
@@ -218,7 +221,8 @@ def run_highs(
         crossover=method == "ipm" and crossover,
     )
     if solution.dual_valid:
-        run.dual_objective = lp.lower_bound(np.asarray(solution.row_dual, dtype=float))
+        run.row_dual = np.asarray(solution.row_dual, dtype=float)
+        run.dual_objective = lp.lower_bound(run.row_dual)
     if info.basis_validity == highspy.kBasisValidityValid:
         run.basis = h.getBasis()
         # polish only a vertex with residuals above round-off (measured: 1e-16–2e-14 on
