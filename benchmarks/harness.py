@@ -423,6 +423,77 @@ def scale_cases(size: str) -> list[Case]:
     return cases
 
 
+def _exchangeable_prior(m: int, n: int, alpha) -> po.DatabasePrior:
+    """A Dirichlet-multinomial prior on ``mⁿ`` databases: rows exchangeable (a database's
+    probability depends only on its value counts), not independent."""
+    from scipy.special import gammaln
+
+    index = np.arange(m**n)
+    digits = (index[:, None] // m ** np.arange(n - 1, -1, -1)) % m
+    counts = np.stack([(digits == a).sum(axis=1) for a in range(m)], axis=1)
+    alpha = np.asarray(alpha, dtype=float)
+    log_p = gammaln(alpha + counts).sum(axis=1) - gammaln(alpha.sum() + n)
+    probs = np.exp(log_p - log_p.max())
+    return po.DatabasePrior(m, n, probs=probs / probs.sum())
+
+
+def symmetry_cases(size: str) -> list[Case]:
+    """Data-driven symmetry (``sparse-highs-symmetry``): exchangeable but not independent
+    database priors (PD-DP, against the plain cvxpy program and ``block-ipm``, the default
+    before), uniform maps for geo-indistinguishability (against the all-pairs LP in plain
+    cvxpy and ``sparse-clarabel``), and a reflection-symmetric prior on a line."""
+    eps = 1.0
+    shapes = {"smoke": [(2, 4)], "quick": [(2, 6), (2, 7)], "full": [(2, 7), (2, 8), (3, 5)]}
+    cases = []
+    for m, n in shapes[size]:
+        prior = _exchangeable_prior(m, n, [2.0, 5.0, 3.0][:m])
+        dist = po.Distortion.database_hamming(m, n)
+        methods = {
+            "privopt-default": _privopt(prior, dist, "dp", None, epsilon=eps),
+            "privopt-block-ipm": _privopt(prior, dist, "dp", "block-ipm", epsilon=eps),
+        }
+        cases.append(
+            Case(
+                "symmetry",
+                "dp",
+                m**n,
+                f"m={m} n={n} exchangeable",
+                lambda p=prior.probs, m=m, n=n: baselines.plain_pd_dp(p, m, n, eps),
+                methods,
+            )
+        )
+    for n in {"smoke": [3], "quick": [6], "full": [6, 8, 10]}[size]:
+        grid = po.LocationGrid(n, n)
+        prior, metric = grid.prior(), grid.metric()
+        d = metric.matrix
+        request = {"epsilon": 0.5, "metric": metric}
+        methods = {
+            "privopt-default": _privopt(prior, d, "metric_dp", None, **request),
+            "privopt-sparse-clarabel": _privopt(
+                prior, d, "metric_dp", "sparse-clarabel", **request
+            ),
+        }
+        baseline = (
+            (lambda p=prior.probs, d=d: baselines.plain_metric_dp(p, d, d, 0.5)) if n <= 8 else None
+        )
+        cases.append(
+            Case("symmetry", "metric_dp", n * n, f"{n}x{n} uniform map", baseline, methods)
+        )
+    k = {"smoke": 20, "quick": 100, "full": 200}[size]
+    half = np.random.default_rng(7).uniform(0.2, 1.0, (k + 1) // 2)
+    weights = np.concatenate([half, half[: k // 2][::-1]])
+    prior = po.Prior(weights / weights.sum())
+    d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    for notion in ("pml", "ldp"):
+        methods = {
+            "privopt-default": _privopt(prior, d, notion, None, epsilon=0.5),
+            "privopt-block-ipm": _privopt(prior, d, notion, "block-ipm", epsilon=0.5),
+            "privopt-symmetry": _privopt(prior, d, notion, "sparse-highs-symmetry", epsilon=0.5),
+        }
+        cases.append(Case("symmetry", notion, k, f"k={k} reflection-symmetric", None, methods))
+    return cases
+
+
 def _privopt_extra(prior, dist, notion, solver=None, **request):
     """:func:`_privopt` that also records the result's ``extra`` (the spanner guarantee)."""
 
@@ -866,6 +937,8 @@ def run(
         cases += metric_cases(size)
     if "scale" in families:
         cases += scale_cases(size)
+    if "symmetry" in families:
+        cases += symmetry_cases(size)
     rows = run_cases(cases, log, executor)
     out_dir = out_dir or Path(__file__).parent / "results"
     paths = write_outputs(rows, out_dir, size) if rows else {}
