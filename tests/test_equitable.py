@@ -229,3 +229,33 @@ def test_a_sweep_reuses_the_partition_and_matches_the_unreduced_curve(monkeypatc
     for a, b in zip(ours.results, reference.results, strict=True):
         assert a.status == "optimal" and a.solver.details["symmetry_reduced"]
         assert a.objective == pytest.approx(b.objective, abs=1e-7)
+
+
+def test_a_problem_file_with_a_symmetric_prior_is_solved_reduced_from_the_cli(tmp_path, capsys):
+    """As a user meets it: a TOML file, ``privopt solve --json``; the JSON names the method
+    and the reduced size, and the value equals the unreduced LP's."""
+    import json
+
+    from privopt.cli import main
+
+    probs = np.array([3.0] * 12 + [1.0] * 12)  # two groups of equally likely symbols
+    probs /= probs.sum()
+    path = tmp_path / "symmetric.toml"
+    path.write_text(
+        f"""
+title = "PML on a prior with two groups of equally likely symbols"
+[prior]
+probs = [{", ".join(repr(float(v)) for v in probs)}]
+[distortion]
+kind = "hamming"
+[privacy]
+notion = "pml"
+epsilon = 0.5
+"""
+    )
+    assert main(["solve", str(path), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["status"] == "optimal"
+    assert answer["solver"]["name"] == "sparse-highs-symmetry"
+    reference = po.design(probs, "hamming", "pml", epsilon=0.5, solver="sparse-highs")
+    assert answer["distortion"] == pytest.approx(reference.objective, abs=1e-9)
