@@ -102,6 +102,7 @@ def test_check_rejects_a_partition_that_is_not_equitable():
     merged_columns = partition.col_class.copy()
     merged_columns[merged_columns == 1] = 0  # two classes with different costs
     assert not EquitablePartition(merged_columns, partition.row_class).check(lp)
+    assert EquitablePartition(merged_columns, partition.row_class).reduce(lp) is None
     merged_rows = partition.row_class.copy()
     merged_rows[merged_rows == merged_rows.max()] = 0
     assert not EquitablePartition(partition.col_class, merged_rows).check(lp)

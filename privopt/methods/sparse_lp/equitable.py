@@ -257,42 +257,49 @@ class EquitablePartition:
         -------
         bool
         """
-        by_row, by_col = self._blocks(lp)
+        return self._equitable(lp, *self._blocks(lp))
+
+    def _equitable(self, lp: LinearProgram, by_row, by_col) -> bool:
         scale = float(np.max(np.abs(lp.A.data), initial=0.0)) or 1.0
         cost_scale = float(np.max(np.abs(lp.cost), initial=0.0)) or 1.0
-        checks = (
-            (self.row_class, by_row, scale),
-            (self.col_class, by_col, scale),
-        )
-        for classes, sums, unit in checks:
-            dense_ok = _constant_within(classes, sums, unit)
-            if not dense_ok:
-                return False
-        for classes, values, unit in (
-            (self.col_class, lp.cost, cost_scale),
-            (self.col_class, lp.col_lo, 1.0),
-            (self.col_class, lp.col_hi, 1.0),
-            (self.row_class, lp.row_lo, 1.0),
-            (self.row_class, lp.row_hi, 1.0),
+        if not (
+            _constant_within(self.row_class, by_row, scale)
+            and _constant_within(self.col_class, by_col, scale)
         ):
-            if not _constant_vector(classes, values, unit):
-                return False
-        return True
+            return False
+        return all(
+            _constant_vector(classes, values, unit)
+            for classes, values, unit in (
+                (self.col_class, lp.cost, cost_scale),
+                (self.col_class, lp.col_lo, 1.0),
+                (self.col_class, lp.col_hi, 1.0),
+                (self.row_class, lp.row_lo, 1.0),
+                (self.row_class, lp.row_hi, 1.0),
+            )
+        )
 
-    def reduce(self, lp: LinearProgram) -> LinearProgram:
+    def reduce(self, lp: LinearProgram) -> LinearProgram | None:
         """The reduced LP (module docstring): one variable per variable class, one row per
-        row class.
+        row class — after checking that the partition is equitable for ``lp`` (the class
+        sums are computed once for both).
 
         Parameters
         ----------
         lp : LinearProgram
+            An LP of the shape the partition was found on (e.g. the next point of a sweep,
+            where only ``e^ε`` changed).
 
         Returns
         -------
-        LinearProgram
+        LinearProgram or None
+            ``None`` when the partition is not equitable for ``lp``.
         """
-        col_size, row_size = self._sizes()
-        by_row, _ = self._blocks(lp)
+        if self.col_class.size != lp.A.shape[1] or self.row_class.size != lp.A.shape[0]:
+            return None
+        by_row, by_col = self._blocks(lp)
+        if not self._equitable(lp, by_row, by_col):
+            return None
+        _, row_size = self._sizes()
         # α_ij as the mean over the rows of P_i (equal on every row of an equitable partition)
         average = sp.csr_matrix(
             (1.0 / row_size[self.row_class], (self.row_class, np.arange(lp.A.shape[0]))),
@@ -379,8 +386,9 @@ def equitable_partition(
     Returns
     -------
     EquitablePartition or None
-        ``None`` when the reduction would be smaller or the result fails
-        :meth:`EquitablePartition.check`.
+        ``None`` when the reduction would be smaller. The partition is checked against the
+        actual values when it is used (:meth:`EquitablePartition.reduce`), which catches a
+        hash collision.
     """
     n_rows, n_cols = lp.A.shape
     limit = int(n_cols / min_reduction)
@@ -391,8 +399,7 @@ def equitable_partition(
     refined = refine(lp.A, row_colour, col_colour, max_col_classes=limit)
     if refined is None:
         return None
-    partition = EquitablePartition(col_class=refined[1], row_class=refined[0])
-    return partition if partition.check(lp) else None
+    return EquitablePartition(col_class=refined[1], row_class=refined[0])
 
 
 def symbol_classes(probs: np.ndarray, distortion: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
