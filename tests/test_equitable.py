@@ -260,3 +260,20 @@ epsilon = 0.5
     assert answer["solver"]["name"] == "sparse-highs-symmetry"
     reference = po.design(probs, "hamming", "pml", epsilon=0.5, solver="sparse-highs")
     assert answer["distortion"] == pytest.approx(reference.objective, abs=1e-9)
+
+
+@pytest.mark.parametrize("bits", [20, 2])
+def test_ids_number_the_distinct_values_whether_hashed_or_sorted(bits, monkeypatch):
+    """The hash table numbers classes like a sort does (up to renaming); with 4 buckets for
+    500 values every bucket collides and the sort takes over."""
+    import privopt.methods.sparse_lp.equitable as equitable
+
+    monkeypatch.setattr(equitable, "ID_TABLE_BITS", bits)
+    rng = np.random.default_rng(1)
+    values = rng.integers(-(2**62), 2**62, 500)
+    key = values[rng.integers(0, 500, 200_000)]
+    ids = equitable._ids(key)
+    sorted_ids = np.unique(key, return_inverse=True)[1].ravel()
+    assert ids.max() + 1 == sorted_ids.max() + 1 == np.unique(key).size
+    pairs = set(zip(ids.tolist(), sorted_ids.tolist(), strict=True))
+    assert len(pairs) == ids.max() + 1  # a bijection between the two numberings

