@@ -39,6 +39,7 @@ verifies the conditions on the actual values before a reduction is used.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,6 +182,7 @@ def refine(
     col_colour: np.ndarray,
     *,
     max_col_classes: int | None = None,
+    expired: Callable[[], bool] | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The coarsest equitable partition finer than the given colourings (colour refinement
     with class sums).
@@ -194,6 +196,9 @@ def refine(
     max_col_classes : int, optional
         Give up (return ``None``) as soon as the columns fall into more classes than this:
         refinement only splits, so the reduction can only get worse.
+    expired : callable, optional
+        Checked after every half-round; give up (return ``None``) when it returns ``True``
+        (a time limit).
 
     Returns
     -------
@@ -219,10 +224,14 @@ def refine(
             return None
         if round_number > 0 and n_cc == previous_cc:
             return row_colour, col_colour
+        if expired is not None and expired():
+            return None
         row_colour = _split(rows, col_colour[cols], vals, row_colour, n_cc, scale, hashes)
         previous_rc, n_rc = n_rc, int(row_colour.max(initial=-1)) + 1
         if n_rc == previous_rc:
             return row_colour, col_colour
+        if expired is not None and expired():
+            return None
     return None
 
 
@@ -399,7 +408,10 @@ def _constant_within(classes: np.ndarray, sums: sp.csr_matrix, unit: float) -> b
 
 
 def equitable_partition(
-    lp: LinearProgram, *, min_reduction: float = 1.5
+    lp: LinearProgram,
+    *,
+    min_reduction: float = 1.5,
+    expired: Callable[[], bool] | None = None,
 ) -> EquitablePartition | None:
     """The coarsest equitable partition of ``lp``, if it shrinks the variables at least
     ``min_reduction`` times.
@@ -409,6 +421,9 @@ def equitable_partition(
     lp : LinearProgram
     min_reduction : float
         The least ratio of variables to variable classes worth a reduction.
+    expired : callable, optional
+        A time limit's test, checked between refinement rounds (``None`` is returned when
+        it fires).
 
     Returns
     -------
@@ -423,7 +438,7 @@ def equitable_partition(
     if int(col_colour.max(initial=-1)) + 1 > limit:
         return None
     row_colour = _relabel(quantise(lp.row_lo), quantise(lp.row_hi))
-    refined = refine(lp.A, row_colour, col_colour, max_col_classes=limit)
+    refined = refine(lp.A, row_colour, col_colour, max_col_classes=limit, expired=expired)
     if refined is None:
         return None
     return EquitablePartition(col_class=refined[1], row_class=refined[0])

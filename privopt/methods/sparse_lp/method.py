@@ -284,6 +284,12 @@ def solve_point(
     p_s = p[support]
     S, U = support.size, request.distortion.n_outputs
     partition, solved = _partition(task, lp, name) if equitable and not relaxed else (None, lp)
+    if task.deadline.expired():  # spent on the assembly or the refinement: HiGHS gets nothing
+        return Answer(
+            Status.TIME_LIMIT,
+            name,
+            message=f"time limit of {task.deadline.seconds:g} s reached while the LP was built",
+        )
     chosen = _choose(solved, False) if method == "auto" else method
     if partition is not None and method == "auto" and chosen == "ipm":
         crossover = True  # a vertex of the reduced LP (uniform 10 × 10 map: 3.6 s, simplex 5.9 s)
@@ -328,7 +334,7 @@ def _partition(
         reduced = previous.reduce(lp)
         if reduced is not None:
             return previous, reduced
-    partition = equitable_partition(lp)
+    partition = equitable_partition(lp, expired=task.deadline.expired)
     reduced = partition.reduce(lp) if partition is not None else None
     if reduced is None:
         task.cache[key] = None
