@@ -273,3 +273,28 @@ def test_blahut_arimoto_reuses_the_previous_slopes_of_the_same_instance(mode, mo
     foreign = solve(other, d, levels[1], warm_start=solve(prior, d, levels[0]))
     assert np.inf in solved[1:]  # the other instance's s = ∞ point was solved anew
     assert foreign.objective == pytest.approx(solve(other, d, levels[1]).objective, abs=1e-9)
+
+
+@pytest.mark.parametrize("notion, primal", [("ldp", True), ("pml", False)])
+def test_warm_ldp_points_run_the_primal_simplex(notion, primal, monkeypatch):
+    """LDP's warm points run HiGHS's primal simplex from the previous basis (measured faster
+    on LDP curves, not on PML); the answers still match the cold dual simplex."""
+    import highspy
+
+    strategies = []
+    original = highspy.Highs.setOptionValue
+
+    def recording(self, key, value):
+        if key == "simplex_strategy":
+            strategies.append(value)
+        return original(self, key, value)
+
+    monkeypatch.setattr(highspy.Highs, "setOptionValue", recording)
+    prior, d = _instance(12, seed=4)
+    eps = [0.3, 0.5, 0.8]
+    curve = po.sweep(prior, d, notion, epsilons=eps)
+    assert strategies == ([4, 4] if primal else [])  # the first point is cold
+    for value, result in zip(eps, curve.results, strict=True):
+        cold = po.design(prior, d, notion, epsilon=value, solver="sparse-highs-simplex")
+        assert result.status == "optimal"
+        assert result.distortion == pytest.approx(cold.distortion, abs=1e-9)

@@ -105,6 +105,7 @@ def run_highs(
     crossover: bool = False,
     time_limit: float | None = None,
     warm_basis=None,
+    warm_primal: bool = False,
     threads: int | None = None,
     presolve: str | None = None,
     verbose: bool = False,
@@ -124,6 +125,8 @@ def run_highs(
         Seconds.
     warm_basis : highspy.HighsBasis, optional
         A basis of an LP of the same shape (simplex only).
+    warm_primal : bool
+        Run the primal simplex (not the dual) from ``warm_basis``.
     threads : int, optional
     presolve : {"on", "off"}, optional
     verbose : bool
@@ -176,6 +179,8 @@ def run_highs(
             and len(warm_basis.row_status) == n_row
         ):
             warm_used = h.setBasis(warm_basis) == highspy.HighsStatus.kOk
+            if warm_used and warm_primal:
+                h.setOptionValue("simplex_strategy", 4)  # HiGHS's primal simplex
     if on_iteration is not None:
 
         def report(event) -> None:
