@@ -5,7 +5,9 @@ linear inequalities on the mechanism ``W`` for a fixed prior, so ``min E[d] s.t.
 is an LP. It is assembled with :mod:`scipy.sparse` from the neighbour arrays (no modelling
 layer) and solved by HiGHS's dual simplex, interior point (with or without crossover) or
 PDLP. When the prior is uniform and the distortion and relation translation invariant, the
-LP shrinks exactly to one row (:mod:`~privopt.methods.sparse_lp.translation`).
+LP shrinks exactly to one row (:mod:`~privopt.methods.sparse_lp.translation`); whatever the
+symmetry, ``sparse-highs-symmetry`` shrinks it exactly to one variable per class of its
+coarsest equitable partition (:mod:`~privopt.methods.sparse_lp.equitable`).
 
 **Structure (why no column decomposition).** For dp, identifiability and ldp every privacy
 row involves one output column only, so the LP is block-angular: ``|U|`` blocks (one cone
