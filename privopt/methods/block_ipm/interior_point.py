@@ -284,9 +284,7 @@ class _Newton:
         self.D = np.minimum(pt.z / pt.s, MAX_SCALING)
         self.Dv = np.minimum(pt.nu / pt.V, MAX_SCALING)
         self.hg = pt.nug / pt.g if st.n_g else np.zeros(0)
-        self.factor = st.K.factor(
-            self.D, self.Dv + regularisation * (1.0 + self.Dv), accurate=accurate
-        )
+        self.factor = st.K.factor(self.D, self.Dv + regularisation * (1.0 + self.Dv))
         schur = self.factor.coupled_block(st.sel)
         if st.n_g:
             schur[st.srows, st.srows] += 1.0 / self.hg
