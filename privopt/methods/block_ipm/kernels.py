@@ -240,9 +240,9 @@ class DenseColumns(ColumnKernel):
         H[:, self._diag_positions] += np.asarray(D @ self._diag) + E
         H = H.reshape(U, n, n)
         # one Cholesky (potrf/potri) per column in every iteration: numpy's batched LU
-        # inverse in the early iterations was 11 % slower over a whole run (PD-DP with a
-        # Dirichlet prior on 2⁷ databases: 3.66 s against 3.27 s, three runs each; metric
-        # privacy on a 10 × 10 map: 17.9 s against 17.1 s)
+        # inverse in the early iterations was slower over a whole run (PD-DP with a
+        # Dirichlet prior on 2⁷ databases: 3.6–3.8 s against 3.2–3.6 s in six runs each;
+        # metric privacy on a 10 × 10 map: 17.2–18.7 s against 16.6–17.6 s)
         inverse = np.empty((U, n, n))  # C order: the solves reshape it without a copy
         for u in range(U):
             inverse[u] = _spd_inverse(H[u])
