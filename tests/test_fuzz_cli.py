@@ -114,7 +114,10 @@ def _mutate(data: dict, rnd: random.Random) -> dict:
         path = rnd.choice(leaves)
         node = data
         for key in path[:-1]:
-            node = node[key]
+            node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):  # an earlier mutation replaced a table on this path
+            leaves.remove(path)
+            continue
         action = rnd.random()
         if action < 0.25:
             node.pop(path[-1], None)

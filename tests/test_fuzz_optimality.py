@@ -63,6 +63,9 @@ def _instance(rng: np.random.Generator, notion: str) -> dict:
     options = {}
     if notion == "robust_pml":
         options["priors"] = [p, rng.dirichlet(np.ones(k))]
+    if notion == "metric_dp":  # Euclidean distances between random points of the plane
+        points = rng.random((k, 2))
+        options["metric"] = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
     return {"p": p, "d": d, "eps": eps, "options": options}
 
 
@@ -126,6 +129,14 @@ def _independent_program(notion: str, p, d, eps, options):
         cons += [W[a, :] <= e * W[b, :] for a in sup for b in sup if a != b]
     elif notion == "identifiability":
         cons += [p[a] * W[a, :] <= e * p[b] * W[b, :] for a in sup for b in sup if a != b]
+    elif notion == "metric_dp":  # every pair of secrets, whatever the prior
+        m = options["metric"]
+        cons += [
+            W[a, :] <= math.exp(eps * m[a, b]) * W[b, :]
+            for a in range(k)
+            for b in range(k)
+            if a != b
+        ]
     elif notion == "maximal_leakage":
         t = cp.Variable(n_out)
         cons += [W[x, :] <= t for x in sup] + [cp.sum(t) <= e]
