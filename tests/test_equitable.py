@@ -295,3 +295,13 @@ def test_the_refinement_honours_a_time_limit():
     for worker in workers:
         worker.join(timeout=10)
     assert time.perf_counter() - start < 0.5 + 1.5
+
+
+def test_an_instance_too_large_to_search_is_refused_with_that_reason(monkeypatch):
+    import privopt.methods.sparse_lp.method as sparse_method
+
+    monkeypatch.setattr(sparse_method, "MAX_SYMMETRY_SEARCH", 10)
+    monkeypatch.setattr(sparse_method, "_SYMMETRY_CACHE", [])
+    request = prepare_request([0.3, 0.2, 0.2, 0.3], _line(4), "pml", epsilon=0.5)
+    reason = why_not(METHODS["sparse-highs-symmetry"], request)
+    assert reason is not None and "up to 10 mechanism entries" in reason

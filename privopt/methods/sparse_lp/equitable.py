@@ -165,7 +165,7 @@ def _split(
     """One half-round: split the classes of the ``major`` vertices by their class sums
     ``Σ_{w in class} A[v, w]`` over the classes of the ``minor`` vertices."""
     # the sums per (vertex, class) by a COO → CSR conversion (linear, no sort of the nonzeros)
-    sums = sp.csr_matrix((values, (major, minor_class)), shape=(colour.size, n_minor))
+    sums = _class_sums(major, minor_class, values, colour.size, n_minor)
     sums.sum_duplicates()
     keep = np.abs(sums.data) > ZERO_SUM * scale
     vertex = np.repeat(np.arange(colour.size), np.diff(sums.indptr))[keep]

@@ -478,8 +478,13 @@ class SparseLP(Method):
         if group is None and request.distortion.is_database_hamming and request.prior.size > 2**14:
             return "the dense database distortion would not fit in memory"
         if self.equitable:
-            inputs, outputs = _symmetry(request)
-            if inputs == outputs == 0:
+            found = _symmetry(request)
+            if found is None:
+                return (
+                    f"searches for symmetry up to {MAX_SYMMETRY_SEARCH} mechanism entries "
+                    f"({request.entries:.0f} given)"
+                )
+            if found == (0, 0):
                 return (
                     "finds no symmetry of the prior and distortion (every input and every "
                     "output can be told apart)"
@@ -520,19 +525,19 @@ class SparseLP(Method):
 MAX_SYMMETRY_SEARCH = 2**22
 #: The last few symmetry searches, by the identity of the prior and distortion (kept alive
 #: here so that an identity is never reused while cached).
-_SYMMETRY_CACHE: list[tuple[object, object, tuple[int, int]]] = []
+_SYMMETRY_CACHE: list[tuple[object, object, tuple[int, int] | None]] = []
 
 
-def _symmetry(request: DesignRequest) -> tuple[int, int]:
+def _symmetry(request: DesignRequest) -> tuple[int, int] | None:
     """How many inputs and outputs share a class with another one under colour refinement
     of the prior and distortion (:func:`~privopt.methods.sparse_lp.equitable.symbol_classes`);
-    ``(0, 0)`` when there is no symmetry, or the instance is too large to search."""
+    ``(0, 0)`` when there is no symmetry, ``None`` when the instance is too large to search."""
     prior, distortion = request.prior, request.distortion
     for cached_prior, cached_distortion, found in _SYMMETRY_CACHE:
         if cached_prior is prior and cached_distortion is distortion:
             return found
     support = np.flatnonzero(prior.probs > 0)
-    found = (0, 0)
+    found = None
     if support.size * distortion.n_outputs <= MAX_SYMMETRY_SEARCH:
         inputs, outputs = symbol_classes(prior.probs[support], distortion.matrix[support])
         found = (
@@ -549,13 +554,16 @@ def _auto_equitable(request: DesignRequest) -> bool:
     (input, output) pairs as (input class, output class) pairs, from 400 mechanism entries on
     (an upper bound on the LP's reduction; the method solves the full LP when the reduction
     falls short). Measured in benchmarks/README.md, "Symmetry reduction": exchangeable
-    database priors and uniform maps (1/64 to 1/6 of the pairs) gain ×4–×140; a prior
-    symmetric about its middle (1/4 of the pairs) lost to ``block-ipm`` at k = 200 (PML 1.5 s
-    against 0.46 s)."""
+    database priors (1/134 to 1/809 of the pairs) and uniform maps (1/17 to 1/44) gain
+    ×4–×124; a prior symmetric about its middle (1/4 of the pairs) lost to ``block-ipm`` at
+    k = 200 (PML 1.5 s against 0.46 s)."""
     if request.entries < 400:
         return False
+    found = _symmetry(request)
+    if found is None:
+        return False
     support = int(np.count_nonzero(request.prior.probs > 0))
-    merged_inputs, merged_outputs = _symmetry(request)
+    merged_inputs, merged_outputs = found
     pairs = (support - merged_inputs) * (request.distortion.n_outputs - merged_outputs)
     return pairs * 16 <= request.entries
 
