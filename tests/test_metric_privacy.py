@@ -300,3 +300,81 @@ def test_sparse_clarabel_solves_other_linear_notions_with_a_certificate():
         ref = po.design(prior, "hamming", notion, epsilon=0.4, solver="CLARABEL")
         assert fast.status == "optimal" and "Clarabel" in fast.certificate.source
         assert fast.distortion == pytest.approx(ref.distortion, abs=1e-7)
+
+
+# --- large exponents: pairs with ε·d > 20 are left out of the programs, a relaxation ------
+def plain_lp_clipped(prior, dist, metric, eps, top: float, drop: bool) -> float:
+    """The all-pairs LP with exponents ε·d above ``top`` dropped (a relaxation: a lower bound
+    on the optimum) or clipped to ``top`` (a tightening: an upper bound); ``top`` small
+    enough for Clarabel to solve either to 1e-8."""
+    prior = np.asarray(prior, dtype=float)
+    k, n_out = dist.shape
+    W = cp.Variable((k, n_out), nonneg=True)
+    cons = [cp.sum(W, axis=1) == 1]
+    for a in range(k):
+        for b in range(k):
+            if a != b:
+                exponent = eps * metric[a, b]
+                if exponent > top and drop:
+                    continue
+                cons.append(W[a, :] <= np.exp(min(exponent, top)) * W[b, :])
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(prior[:, None] * dist, W))), cons)
+    prob.solve(solver="CLARABEL")
+    return float(prob.value)
+
+
+def planar_instance(seed: int, k: int):
+    """A random prior and distortion with the Euclidean metric of random points of the unit
+    square (distances up to √2: at ε = 30 the exponents reach 42)."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k))
+    metric = points_metric(rng.random((k, 2)))
+    return p, rng.random((k, k)), metric
+
+
+@pytest.mark.parametrize("solver", [None, "sparse-highs", "block-ipm", "HIGHS"])
+@pytest.mark.parametrize("seed, eps", [(1, 20.0), (2, 30.0)])
+def test_large_exponents_are_relaxed_repaired_and_certified(solver, seed, eps):
+    """Every LP method failed to certify here when the pairs were written with ratios up to
+    e^30. Now: certified, private on every pair (brute force, true ratios), and between an
+    independent relaxation and tightening of the all-pairs LP."""
+    p, d, metric = planar_instance(seed, 12)
+    result = po.design(p, d, "metric_dp", epsilon=eps, metric=metric, solver=solver)
+    assert result.status == "optimal" and result.certificate.certified
+    assert brute_level(result.mechanism.matrix, metric) <= eps + 1e-8
+    lower = plain_lp_clipped(p, d, metric, eps, 12.0, drop=True)
+    upper = plain_lp_clipped(p, d, metric, eps, 12.0, drop=False)
+    assert lower - 1e-8 <= result.distortion <= upper + 1e-8
+    assert result.certificate.lower_bound <= result.distortion + 1e-12
+
+
+def test_large_exponents_on_forty_secrets_by_default():
+    """The failure that was found: 40 secrets at ε = 20 ended in SCS or a time limit."""
+    p, d, metric = planar_instance(2, 40)
+    result = po.design(p, d, "metric_dp", epsilon=20.0, metric=metric, time_limit=60)
+    assert result.status == "optimal" and result.solver.name == "block-ipm"
+    assert result.solver.tried == ["block-ipm"]
+    assert brute_level(result.mechanism.matrix, metric) <= 20.0 + 1e-8
+
+
+@pytest.mark.parametrize("solver", [None, "sparse-highs", "CLARABEL"])
+def test_a_large_epsilon_with_small_distances_keeps_its_constraints(solver):
+    """ε = 100 on distances of 0.01: the exponents are those of ε = 1 on distances of 1, and
+    so is the answer (until now every program dropped the constraint beyond ε = 30 and the
+    repair, far from optimal, could not be certified)."""
+    d = points_metric(POINTS)
+    small = po.design(PRIOR, d, "metric_dp", epsilon=100.0, metric=0.01 * d, solver=solver)
+    unit = po.design(PRIOR, d, "metric_dp", epsilon=1.0, metric=d, solver=solver)
+    assert small.status == unit.status == "optimal"
+    assert small.distortion == pytest.approx(unit.distortion, rel=1e-7, abs=1e-9)
+    assert small.distortion == pytest.approx(plain_lp(PRIOR, d, d, 1.0), rel=1e-6)
+    assert "relaxed" not in small.solver.details
+
+
+def test_written_pairs_drop_exponents_above_twenty():
+    from privopt.notions.metric_dp import RELAXED_EXPONENT, written
+
+    weights = np.array([0.1, 0.5, 1.0, 2.0])
+    assert written(weights, 20.0).tolist() == [True, True, True, False]
+    assert written(weights, 40.0).tolist() == [True, True, False, False]
+    assert RELAXED_EXPONENT == 20.0

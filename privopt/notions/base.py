@@ -258,6 +258,11 @@ class Notion:
         Paper and definition.
     options : tuple of NotionOption
         The notion's own options (validated by :meth:`validate_options`).
+    largest_written_level : float
+        Levels above this are not written into any program: the programs leave the privacy
+        constraint out and the driver repairs the answer by mixing (``e^30 ≈ 1e13`` wrecks
+        any solver's scaling). A notion that relaxes its own large coefficients (metric
+        privacy, pair by pair) raises it.
     """
 
     name: ClassVar[str] = ""
@@ -268,6 +273,7 @@ class Notion:
     uses_neighbors: ClassVar[bool] = False
     parameter: ClassVar[str] = "exp"
     source: ClassVar[str] = ""
+    largest_written_level: ClassVar[float] = 30.0
 
     # --- measure --------------------------------------------------------------------------
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:

@@ -7,7 +7,9 @@ the Euclidean plane). For a fixed prior and distortion, the least ``E[d]`` at le
 LP ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 4). Only the metric's constraint pairs
 (:attr:`privopt.model.Metric.pairs`, the pairs with no secret on a geodesic between them;
 for a graph metric, its edges) are written: the others follow by multiplying constraints
-along a geodesic. With the discrete metric (``d = 1`` off the diagonal) this is local DP.
+along a geodesic. Pairs whose exponent ``ε·d`` exceeds :data:`RELAXED_EXPONENT` are left
+out of every program as well (a relaxation, repaired by mixing; see there). With the discrete
+metric (``d = 1`` off the diagonal) this is local DP.
 
 Options
 -------
@@ -45,11 +47,26 @@ from privopt.notions.base import (
     register,
 )
 
-__all__ = ["MetricPrivacy", "validate_metric", "validate_spanner", "constraint_pairs"]
+__all__ = [
+    "MetricPrivacy",
+    "validate_metric",
+    "validate_spanner",
+    "constraint_pairs",
+    "written",
+    "RELAXED_EXPONENT",
+]
 
-#: Largest exponent ``ε·d`` written into a program (``e^30 ≈ 1e13``): larger ratios are
-#: clipped, which only tightens the constraint (the answer stays private).
-MAX_EXPONENT = 30.0
+#: Largest exponent ``ε·d`` written into a program. The constraint of a pair with a larger
+#: exponent is left out, a relaxation: the optimum of the program is a lower bound on the true
+#: one, so every certificate stays valid. Such a constraint asks ``p(u|b) ≥ e^{-ε d} p(u|a)``,
+#: entries below ``e^{-20} ≈ 2·10⁻⁹`` that no solver resolves next to entries of order 1
+#: (with ratios up to ``e^30`` in the rows, every LP method failed to certify on random planar
+#: metrics at ε·d of 14 to 30); the driver's repair restores them by mixing in
+#: ``θ ≤ |U| e^{-20}`` of a constant mechanism (measured: θ ≤ 2·10⁻⁸), and the certificate
+#: states the remaining gap.
+RELAXED_EXPONENT = 20.0
+#: Exponents above this are clipped in the repair (``e^700`` is still a finite float).
+_FLOAT_EXPONENT = 700.0
 
 
 def _secret_index(value, prior, field: str) -> int:
@@ -189,8 +206,28 @@ def constraint_pairs(options: dict, support=None) -> MetricPairs:
     return metric.pairs_on(keep, options.get("spanner"))
 
 
+def written(weights: np.ndarray, eps: float) -> np.ndarray:
+    """Which constraint pairs a program writes at level ``eps``: those with
+    ``ε·d ≤`` :data:`RELAXED_EXPONENT` (see there).
+
+    Parameters
+    ----------
+    weights : numpy.ndarray
+        The pairs' distances.
+    eps : float
+        The level (finite).
+
+    Returns
+    -------
+    numpy.ndarray
+        A boolean mask over the pairs.
+    """
+    return np.asarray(weights, dtype=float) * float(eps) <= RELAXED_EXPONENT
+
+
 def _ratios(weights: np.ndarray, eps: float) -> np.ndarray:
-    return np.exp(np.minimum(eps * weights, MAX_EXPONENT))
+    """``e^{ε d}`` of the pairs a program writes (pairs left out get ``e^20``, unused)."""
+    return np.exp(np.minimum(eps * weights, RELAXED_EXPONENT))
 
 
 @register
@@ -200,6 +237,7 @@ class MetricPrivacy(Notion):
     convexity = "linear"
     parameter = "exp"
     source = "[Chatzikokolakis-Andres-Bordenabe-Palamidessi] Def. 3; [Andres-Geo] Def. 3.1"
+    largest_written_level = _FLOAT_EXPONENT  # the programs relax pair by pair (`written`)
     options = (
         NotionOption(
             "metric",
@@ -227,15 +265,18 @@ class MetricPrivacy(Notion):
         if pairs.n_pairs == 0:
             return []
         ratios = cp.Parameter((pairs.n_pairs, 1), nonneg=True, name="metric_ratios")
+        # 1 on the pairs left out at this level: ``W[a,u] ≤ e^20 W[b,u] + 1`` always holds
+        left_out = cp.Parameter((pairs.n_pairs, 1), nonneg=True, name="metric_left_out")
 
         def update(value: float) -> None:
             eps = float(np.log(value)) if value > 0 else 0.0
             ratios.value = _ratios(pairs.weights, eps)[:, None]
+            left_out.value = (~written(pairs.weights, eps)).astype(float)[:, None]
 
         update(float(level.value))
         ctx.level_hooks.append(update)
         channel = ctx.channel
-        return [channel[pairs.left, :] <= cp.multiply(ratios, channel[pairs.right, :])]
+        return [channel[pairs.left, :] <= cp.multiply(ratios, channel[pairs.right, :]) + left_out]
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
         support = np.flatnonzero(prior.secret_probs > 0)
@@ -246,7 +287,8 @@ class MetricPrivacy(Notion):
         for start in range(0, pairs.n_pairs, chunk):
             a = pairs.left[start : start + chunk]
             b = pairs.right[start : start + chunk]
-            ratio = _ratios(pairs.weights[start : start + chunk], level)[:, None]
+            exponent = np.minimum(level * pairs.weights[start : start + chunk], _FLOAT_EXPONENT)
+            ratio = np.exp(exponent)[:, None]  # the true constraint, not the program's
             slack = REPAIR_SLACK * (1.0 + level * pairs.weights[start : start + chunk])[:, None]
             c = np.broadcast_to(anchor, (a.size, ch.shape[1]))
             theta = max(theta, mixing_weight(ch[a], ch[b], c, c, ratio, slack))
@@ -257,12 +299,15 @@ class MetricPrivacy(Notion):
         support = lctx.prior.secret_support
         pairs = constraint_pairs(lctx.options, support).relabelled(support)
         coef = np.zeros(shape)
+        constant = 0.0
         if pairs.n_pairs and duals:
             lam = dual_array(duals[0], (pairs.n_pairs, shape[1]))
             ratio = _ratios(pairs.weights, lctx.level)[:, None]
             np.add.at(coef, pairs.left, lam)
             np.add.at(coef, pairs.right, -ratio * lam)
-        return LagrangeTerms(coef, np.zeros(shape[1]))
+            left_out = ~written(pairs.weights, lctx.level)
+            constant = -float(lam[left_out].sum())  # the "+ 1" of the pairs left out
+        return LagrangeTerms(coef, np.zeros(shape[1]), constant)
 
     def result_notes(self, prior, mechanism, level: float, **options) -> dict:
         """The constraint pairs written and, with a spanner, the guarantee on the full metric

@@ -66,12 +66,13 @@ def _identifiability(request, p, eps, support) -> tuple:
 
 
 def _metric(request, p, eps, support) -> tuple:
-    from privopt.notions.metric_dp import MAX_EXPONENT, constraint_pairs
+    from privopt.notions.metric_dp import constraint_pairs, written
 
     pairs = constraint_pairs(dict(request.options), request.prior.secret_support)
     left, right, weights = _pairs_on_support(pairs, support)
-    beta = np.exp(np.minimum(eps * weights, MAX_EXPONENT))
-    return DenseColumns(p.size, left, right, np.ones(left.size), beta), 0
+    keep = written(weights, eps)  # the pairs with ε·d ≤ 20: a relaxation beyond
+    left, right, weights = left[keep], right[keep], weights[keep]
+    return DenseColumns(p.size, left, right, np.ones(left.size), np.exp(eps * weights)), 0
 
 
 def _output_law(two_sided: bool):

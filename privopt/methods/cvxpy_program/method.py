@@ -18,7 +18,7 @@ import numpy as np
 from privopt.methods._native import silence_highs_banner
 from privopt.methods.base import Answer, Certificate, Method, Task, register
 from privopt.methods.cvxpy_program.certificate import lagrangian_bound
-from privopt.methods.cvxpy_program.program import LARGE_EPSILON, PrivacyProblem
+from privopt.methods.cvxpy_program.program import PrivacyProblem
 from privopt.status import Status
 
 __all__ = ["CvxpyMethod", "CVXPY_CHAINS", "TIME_LIMIT_OPTIONS", "exp_cone_solvers"]
@@ -145,7 +145,8 @@ class CvxpyMethod(Method):
             if math.isfinite(cap) and eps >= cap:
                 eps = cap  # no mechanism is excluded beyond the notion's largest level
             pp.set_epsilon(eps)
-            relaxed = not (math.isfinite(eps) and eps <= LARGE_EPSILON)
+            limit = pp.notion.largest_written_level
+            relaxed = not (math.isfinite(eps) and eps <= limit)
             # e^ε beyond ~1e13 wrecks any solver's scaling: solve without the constraint and
             # let the driver mix in the least weight of a constant mechanism meeting ε
             problem = pp.without_privacy_constraint() if relaxed else pp.problem
@@ -173,7 +174,9 @@ class CvxpyMethod(Method):
         stats = problem.solver_stats
         status = _STATUS.get(problem.status, Status.FAILED)
         if problem.status == cp.USER_LIMIT and task.deadline.limited:
-            status = Status.TIME_LIMIT
+            # cvxpy's user_limit is also an iteration limit: a time limit only if time is up
+            if task.deadline.remaining() <= 0.05 * task.deadline.seconds + 0.05:
+                status = Status.TIME_LIMIT
         answer = Answer(
             status,
             self.name,
@@ -202,7 +205,9 @@ class CvxpyMethod(Method):
                 + (" (program without the privacy constraint)" if relaxed else ""),
             )
         if relaxed:
-            answer.details["relaxed"] = f"ε > {LARGE_EPSILON:g}: solved without the constraint"
+            answer.details["relaxed"] = (
+                f"ε > {pp.notion.largest_written_level:g}: solved without the constraint"
+            )
         return answer
 
 

@@ -25,12 +25,7 @@ from privopt.model import NeighborRelation
 from privopt.notions import DesignContext, Notion
 from privopt.request import DesignRequest, prepare_request
 
-__all__ = ["PrivacyProblem", "build_problem", "LARGE_EPSILON"]
-
-#: Above this level (``e^30 ≈ 1e13``) the privacy constraint is not handed to a solver: the
-#: coefficients would wreck its scaling. The program is solved without it and the solve
-#: driver mixes in the least weight of a constant mechanism that meets the level.
-LARGE_EPSILON = 30.0
+__all__ = ["PrivacyProblem", "build_problem"]
 
 
 class PrivacyProblem:
@@ -142,7 +137,7 @@ class PrivacyProblem:
             self.form = "epsilon"
             self.level_parameter = cp.Parameter(nonneg=True, name="level")
             eps = request.epsilon
-            usable = eps is not None and math.isfinite(eps) and eps <= LARGE_EPSILON
+            usable = eps is not None and math.isfinite(eps) and eps <= notion.largest_written_level
             self.level_parameter.value = notion.parameter_value(eps if usable else 0.0)
             objective = cp.Minimize(self.expected_distortion)
             self.notion_constraints = notion.constraints(self.context, self.level_parameter)
@@ -164,15 +159,16 @@ class PrivacyProblem:
         Parameters
         ----------
         eps : float
-            The level; values above :data:`LARGE_EPSILON` are clipped in the program (the
-            solve driver imposes them by repair).
+            The level. Above the notion's ``largest_written_level`` the program is solved
+            without its privacy constraint (the coefficients would wreck any solver's
+            scaling) and the solve driver imposes the level by repair.
         """
         if self.level_parameter is None:
             from privopt.errors import InputError
 
             raise InputError("this problem has no level parameter (max_distortion mode)", "epsilon")
         self.epsilon = float(eps)
-        usable = math.isfinite(self.epsilon) and self.epsilon <= LARGE_EPSILON
+        usable = math.isfinite(self.epsilon) and self.epsilon <= self.notion.largest_written_level
         self.level_parameter.value = self.notion.parameter_value(self.epsilon if usable else 0.0)
         for hook in self.context.level_hooks:
             hook(float(self.level_parameter.value))

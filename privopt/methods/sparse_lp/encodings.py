@@ -270,8 +270,8 @@ register_encoding(ColumnMaxima(), "maximal_leakage")
 class MetricRatios(Encoding):
     """``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` on the metric's constraint pairs (or the edges of a
     spanner): metric privacy as the LP of [Bordenabe-Chatzikokolakis-Palamidessi], Sec. 4,
-    with the pairs implied along geodesics left out. Exponents above 30 are clipped (the
-    constraint only tightens)."""
+    with the pairs implied along geodesics left out, and those with ``ε·d > 20`` too (a
+    relaxation: :data:`privopt.notions.metric_dp.RELAXED_EXPONENT`)."""
 
     def relation(self, request) -> NeighborRelation | None:
         from privopt.notions.metric_dp import constraint_pairs
@@ -279,17 +279,20 @@ class MetricRatios(Encoding):
         return constraint_pairs(dict(request.options), request.prior.secret_support)
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        from privopt.notions.metric_dp import written
+
         pairs = lp.relation
         if pairs is None or pairs.n_pairs == 0:
             return
         eps = float(np.log(lp.ratio)) if lp.epsilon is None else float(lp.epsilon)
+        keep = written(pairs.weights, eps)
+        left, right, weights = pairs.left[keep], pairs.right[keep], pairs.weights[keep]
         U = lp.n_outputs
         u = np.arange(U)
-        n = pairs.n_pairs * U
-        ca = (pairs.left[:, None] * U + u[None, :]).ravel()
-        cb = (pairs.right[:, None] * U + u[None, :]).ravel()
-        ratio = np.exp(np.minimum(eps * pairs.weights, 30.0))
-        vb = np.repeat(-ratio, U)
+        n = left.size * U
+        ca = (left[:, None] * U + u[None, :]).ravel()
+        cb = (right[:, None] * U + u[None, :]).ravel()
+        vb = np.repeat(-np.exp(eps * weights), U)
         rows.block(n, [(np.arange(n), ca, 1.0), (np.arange(n), cb, vb)], -np.inf, 0.0)
 
 

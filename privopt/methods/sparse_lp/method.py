@@ -56,15 +56,12 @@ from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.status import Status
 
-__all__ = ["SparseLP", "solve_point", "full_program", "MAX_VARIABLES", "MAX_DENSE", "LARGE_EPSILON"]
+__all__ = ["SparseLP", "solve_point", "full_program", "MAX_VARIABLES", "MAX_DENSE"]
 
 #: Largest ``|supp p|·|U|`` handled (mechanism variables).
 MAX_VARIABLES = 2**21
 #: Largest alphabet for which a translation-invariant answer is also returned densely.
 MAX_DENSE = 4096
-#: Above this level the privacy rows are left out (``e^30 ≈ 1e13`` wrecks HiGHS's scaling);
-#: the driver then mixes in the least weight of a constant mechanism that meets ε.
-LARGE_EPSILON = 30.0
 
 _STATUS = {
     "optimal": Status.OPTIMAL,
@@ -163,7 +160,8 @@ def _solve_lp(task, lp, method, crossover, options, start, *, reduced: bool):
     )
     if run.x is None or run.status != "optimal":
         answer.status = Status.FAILED if run.status == "optimal" else answer.status
-        answer.message = f"HiGHS: {run.highs_status}"
+        status = str(run.highs_status)  # Clarabel's runs name their solver in the status
+        answer.message = status if status.startswith("Clarabel:") else f"HiGHS: {status}"
     return run, answer
 
 
@@ -196,7 +194,7 @@ def full_program(request: DesignRequest, eps: float, *, relaxed: bool = False):
     request : DesignRequest
         A request whose notion has an encoding.
     eps : float
-        The level (nats), at most :data:`LARGE_EPSILON` unless ``relaxed``.
+        The level (nats), at most the notion's ``largest_written_level`` unless ``relaxed``.
     relaxed : bool
         Leave the privacy rows out.
 
@@ -221,9 +219,8 @@ def full_program(request: DesignRequest, eps: float, *, relaxed: bool = False):
         index = np.full(p.size, -1)
         index[support] = np.arange(S)
         pairs = NeighborRelation(S, index[rel.left], index[rel.right], rel.kind)
-    full = FullLP(
-        p_s, U, float(np.exp(min(eps, LARGE_EPSILON))), pairs, _complete(relation, S), eps
-    )
+    limit = request.notion.largest_written_level  # the ratio is unused beyond (relaxed)
+    full = FullLP(p_s, U, float(np.exp(min(eps, limit))), pairs, _complete(relation, S), eps)
     n_aux = 0 if relaxed else enc.n_aux(full)
     rows = RowBuilder(S * U + n_aux)
     rows.block(S, [(np.repeat(np.arange(S), U), full.entries.ravel(), 1.0)], 1.0, 1.0)
@@ -280,7 +277,8 @@ def solve_point(
     cap = request.max_level()
     if math.isfinite(cap) and eps > cap:
         eps = cap
-    relaxed = not (math.isfinite(eps) and eps <= LARGE_EPSILON)
+    limit = request.notion.largest_written_level
+    relaxed = not (math.isfinite(eps) and eps <= limit)
     enc = ENCODINGS[request.notion.name]
     relation = _relation(request)
     group = None
@@ -328,7 +326,7 @@ def solve_point(
             ),
         )
     if relaxed:
-        answer.details["relaxed"] = f"ε > {LARGE_EPSILON:g}: solved without the privacy rows"
+        answer.details["relaxed"] = f"ε > {limit:g}: solved without the privacy rows"
     return answer
 
 
