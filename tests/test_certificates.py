@@ -349,3 +349,53 @@ def test_every_shipped_hamming_problem_carries_its_closed_forms(capsys):
         assert data["closed_form"], name
         assert all(c["passed"] for c in data["closed_form"]), (name, data["closed_form"])
     assert Path("problems/wang_product_identifiability_infeasible.toml").exists()
+
+
+# --- the best answer of a point certified by another attempt's bound ---------------------------
+class _Canned(Method):
+    """A method that answers with a given mechanism and a given lower bound."""
+
+    family = "privopt"
+
+    def __init__(self, name, matrix, bound):
+        self.name, self.matrix, self.bound = name, matrix, bound
+
+    def unsupported(self, request):
+        return None
+
+    def solve(self, task):
+        dist = task.request.distortion_of(self.matrix)
+        return Answer(
+            Status.OPTIMAL,
+            self.name,
+            matrix=self.matrix,
+            objective=dist,
+            certificate=Certificate(self.bound, f"{self.name}'s bound"),
+        )
+
+
+def test_one_attempts_answer_is_certified_by_another_attempts_bound(monkeypatch):
+    """Method A finds the optimum but bounds it loosely; method B bounds it tightly but
+    answers badly. Neither certifies alone; together they do, and the report says whose
+    answer and whose bound (every bound privopt accepts bounds the same point's optimum)."""
+    prior, eps = [0.5, 0.3, 0.2], 0.7
+    exact = po.design(prior, "hamming", "ldp", epsilon=eps, solver="HIGHS")
+    optimum = exact.distortion
+    worse = 0.9 * exact.mechanism.matrix + 0.1 / 3.0  # feasible, within the closed forms
+    monkeypatch.setitem(
+        METHODS, "test-answer", _Canned("test-answer", exact.mechanism.matrix, optimum - 0.1)
+    )
+    monkeypatch.setitem(METHODS, "test-bound", _Canned("test-bound", worse, optimum - 1e-9))
+    alone = po.design(prior, "hamming", "ldp", epsilon=eps, solver="test-answer")
+    assert alone.status == "optimal_inaccurate"
+    both = po.design(prior, "hamming", "ldp", epsilon=eps, solver=["test-answer", "test-bound"])
+    assert both.status == "optimal" and both.certificate.certified
+    assert both.solver.name == "test-answer"
+    assert both.distortion == pytest.approx(optimum, abs=1e-12)
+    assert both.certificate.lower_bound == pytest.approx(optimum - 1e-9, abs=1e-15)
+    assert "test-bound" in both.certificate.source and "test-answer" in both.certificate.source
+    # a bound too far below the best answer certifies nothing
+    monkeypatch.setitem(METHODS, "test-bound", _Canned("test-bound", worse, optimum - 1e-3))
+    loose = po.design(prior, "hamming", "ldp", epsilon=eps, solver=["test-answer", "test-bound"])
+    assert loose.status == "optimal_inaccurate"
+    assert loose.certificate.lower_bound == pytest.approx(optimum - 0.1)

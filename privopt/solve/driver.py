@@ -147,6 +147,7 @@ class Run:
                 self._emit(limit.method, "done")
                 return limit
         best: PointOutcome | None = None
+        best_bound: tuple[float, str, str] | None = None  # (bound, source, method)
         infeasible: PointOutcome | None = None
         for method in self.chain:
             if self.deadline.expired():
@@ -212,8 +213,16 @@ class Run:
                 self._emit(method.name, "done")
                 return outcome
             self._note(method, "optimal_inaccurate", checked.message, seconds)
+            bound = checked.certificate.lower_bound
+            if bound is not None and math.isfinite(bound):
+                if best_bound is None or bound > best_bound[0]:
+                    best_bound = (float(bound), checked.certificate.source, method.name)
             if best is None or checked.objective < best.verified.objective:
                 best = outcome
+            combined = _combined(best, best_bound)
+            if combined is not None:
+                self._emit(combined.method, "done")
+                return combined
         if best is not None:
             return best
         if infeasible is not None:
@@ -264,6 +273,31 @@ class Run:
     def _emit(self, method: str, stage: str, message: str = "") -> None:
         if self.on_progress is not None:
             self.on_progress(ProgressEvent(stage, method, self.deadline.elapsed(), None, message))
+
+
+def _combined(best: PointOutcome | None, bound: tuple[float, str, str] | None):
+    """The least-objective verified answer of a point certified by the largest lower bound of
+    any attempt (each bound is computed by privopt from a dual point of the same point's
+    program, so any of them bounds the optimum), or ``None`` when their gap is still above
+    the tolerance (or one method gave both: its own report already said so)."""
+    if best is None or bound is None or bound[2] == best.method:
+        return None
+    report = best.verified.certificate
+    objective = best.verified.objective
+    gap = objective - bound[0]
+    relative = max(gap, 0.0) / (1.0 + abs(objective))
+    if not relative <= report.tolerance:
+        return None
+    certificate = dataclasses.replace(
+        report,
+        lower_bound=bound[0],
+        gap=float(gap),
+        relative_gap=float(relative),
+        certified=True,
+        source=f"{bound[1]} (the bound of {bound[2]}; the answer of {best.method})",
+    )
+    verified = dataclasses.replace(best.verified, certified=True, certificate=certificate)
+    return dataclasses.replace(best, status=Status.OPTIMAL, verified=verified)
 
 
 def point_checks(
