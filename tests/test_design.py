@@ -952,7 +952,8 @@ def test_identifiability_on_database_without_full_support(row):
 
 def test_solver_choice_and_line_search_tolerance():
     ref = po.design(P3, HAMMING3, "pml", epsilon=0.5)
-    assert ref.solver.name == "HIGHS"  # LPs go to HiGHS first
+    assert ref.solver.name == "sparse-highs"  # small LPs go straight to HiGHS first
+    assert po.design(P3, HAMMING3, "pml", epsilon=0.5, solver="HIGHS").solver.name == "HIGHS"
     for name in ("CLARABEL", "ECOS"):
         res = po.design(P3, HAMMING3, "pml", epsilon=0.5, solver=name)
         assert res.solver.name == name
@@ -971,6 +972,22 @@ def test_solver_choice_and_line_search_tolerance():
     assert fine.line_search.solves > coarse.line_search.solves
     assert fine.epsilon <= coarse.epsilon + 1e-9
     assert coarse.epsilon - fine.epsilon <= 1e-3
+
+
+def test_identifiability_at_a_large_level_is_certified_by_default():
+    """An instance of the optimality fuzzer (identifiability, 11 secrets, ε = 14) that the
+    cvxpy program left ``optimal_inaccurate``: its HiGHS answer needed a repair that cost a
+    relative 3e-5. The sparse LP's vertex is certified, and it is the default now."""
+    p = [0.042103691251134084, 0.16627583695091114, 0.02276875590246488, 0.10000013704637808,
+         0.2457998836295602, 0.026517041298649773, 0.16346630777101617, 0.0050898668566711856,
+         0.0003981728809827251, 0.1784494594419881, 0.049130846970243704]  # fmt: skip
+    d = np.abs(np.subtract.outer(np.arange(11), np.arange(11))).astype(float)
+    res = po.design(p, d, "identifiability", epsilon=14.0)
+    assert res.status == "optimal" and res.solver.name == "sparse-highs"
+    assert res.certificate.relative_gap <= 1e-6
+    cvx = po.design(p, d, "identifiability", epsilon=14.0, solver="HIGHS")
+    assert cvx.status == "optimal_inaccurate"
+    assert cvx.distortion >= res.distortion - 1e-12  # feasible, so never below the optimum
 
 
 @pytest.mark.parametrize("notion", ["dp", "ldp", "information_privacy", "identifiability"])

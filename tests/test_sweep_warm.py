@@ -113,7 +113,7 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
 @pytest.mark.parametrize(
     "notion, k, sweep, expected",
     [
-        ("pml", 30, False, None),  # small single solves stay on cvxpy
+        ("pml", 30, False, "sparse-highs"),  # small single solves: the sparse LP, HiGHS
         ("pml", 30, True, "sparse-highs-simplex"),
         ("pml", 70, False, "block-ipm"),  # single solves from 60 x 60 on
         ("pml", 70, True, "sparse-highs-simplex"),
@@ -125,7 +125,7 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
         ("ldp", 30, True, "sparse-highs-simplex"),
         ("ldp", 100, True, None),
         ("ldp", 100, False, "block-ipm"),
-        ("ldp", 50, False, None),  # below 60 x 60: cvxpy
+        ("ldp", 50, False, "sparse-highs"),  # below 60 x 60
         ("mutual_information", 5, False, "blahut-arimoto"),
     ],
 )
