@@ -287,26 +287,27 @@ def test_sparse_lp_bound_is_below_the_optimum_for_any_row_duals(seed, scale):
 
 
 # --- a wrong answer is never certified --------------------------------------------------------
-class _Liar(Method):
-    """A method that answers with a feasible but suboptimal mechanism and a lower bound equal
-    to its own objective (a false certificate)."""
+class _Canned(Method):
+    """A method that answers with a given mechanism and a given lower bound (by default its
+    own objective: a false certificate of a suboptimal answer)."""
 
     family = "privopt"
 
-    def __init__(self, matrix):
-        self.name, self.matrix = "test-liar", matrix
+    def __init__(self, name, matrix, bound=None):
+        self.name, self.matrix, self.bound = name, matrix, bound
 
     def unsupported(self, request):
         return None
 
     def solve(self, task):
         dist = task.request.distortion_of(self.matrix)
+        bound = dist if self.bound is None else self.bound
         return Answer(
             Status.OPTIMAL,
             self.name,
             matrix=self.matrix,
             objective=dist,
-            certificate=Certificate(dist, "a false claim"),
+            certificate=Certificate(bound, f"{self.name}'s bound"),
         )
 
 
@@ -317,7 +318,7 @@ def test_a_closed_form_catches_a_falsely_certified_answer(monkeypatch):
     prior = po.DatabasePrior(2, 2, row_probs=[0.5, 0.5])
     constant = np.zeros((4, 4))
     constant[:, 0] = 1.0
-    monkeypatch.setitem(METHODS, "test-liar", _Liar(constant))
+    monkeypatch.setitem(METHODS, "test-liar", _Canned("test-liar", constant))
     with pytest.raises(po.SolverError, match="closed_form_mismatch|wang_thm1"):
         po.design(prior, "hamming", "identifiability", epsilon=1.0, solver="test-liar")
     res = po.design(prior, "hamming", "identifiability", epsilon=1.0, solver=["test-liar", "HIGHS"])
@@ -352,28 +353,6 @@ def test_every_shipped_hamming_problem_carries_its_closed_forms(capsys):
 
 
 # --- the best answer of a point certified by another attempt's bound ---------------------------
-class _Canned(Method):
-    """A method that answers with a given mechanism and a given lower bound."""
-
-    family = "privopt"
-
-    def __init__(self, name, matrix, bound):
-        self.name, self.matrix, self.bound = name, matrix, bound
-
-    def unsupported(self, request):
-        return None
-
-    def solve(self, task):
-        dist = task.request.distortion_of(self.matrix)
-        return Answer(
-            Status.OPTIMAL,
-            self.name,
-            matrix=self.matrix,
-            objective=dist,
-            certificate=Certificate(self.bound, f"{self.name}'s bound"),
-        )
-
-
 def test_one_attempts_answer_is_certified_by_another_attempts_bound(monkeypatch):
     """Method A finds the optimum but bounds it loosely; method B bounds it tightly but
     answers badly. Neither certifies alone; together they do, and the report says whose
