@@ -32,7 +32,7 @@ def _instance(k: int, seed: int):
     return prior, d
 
 
-@pytest.mark.parametrize("notion", ["pml", "ldp", "maximal_leakage", "information_privacy"])
+@pytest.mark.parametrize("notion", ["pml", "ldp", "maximal_leakage", "information_privacy", "dp"])
 def test_single_alphabet_lp_sweep_is_warm_and_matches_cold_cvxpy(notion):
     prior, d = _instance(9, seed=1)
     eps = np.linspace(0.1, 2.5, 12)
@@ -127,6 +127,10 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
         ("ldp", 100, False, "block-ipm"),
         ("ldp", 50, False, "sparse-highs"),  # below 60 x 60
         ("mutual_information", 5, False, "blahut-arimoto"),
+        ("dp", 50, True, "sparse-highs-simplex"),  # dp / identifiability up to 2,500 entries
+        ("identifiability", 30, True, "sparse-highs-simplex"),
+        ("dp", 51, True, None),
+        ("dp", 30, False, "sparse-highs"),
     ],
 )
 def test_automatic_choice_follows_the_measured_rule(notion, k, sweep, expected):
@@ -143,7 +147,7 @@ def test_named_cvxpy_solver_disables_fast_paths():
     assert pick_algorithm(request, ["CLARABEL", "SCS"]) is None
 
 
-def test_dp_with_arbitrary_prior_never_picks_the_simplex():
+def test_dp_on_two_to_the_six_databases_never_picks_the_simplex():
     rng = np.random.default_rng(8)
     prior = po.DatabasePrior(2, 6, probs=rng.dirichlet(np.ones(64)))
     request = prepare_request(prior, "hamming", "dp", epsilon=1.0)
@@ -298,3 +302,24 @@ def test_warm_ldp_points_run_the_primal_simplex(notion, primal, monkeypatch):
         cold = po.design(prior, d, notion, epsilon=value, solver="sparse-highs-simplex")
         assert result.status == "optimal"
         assert result.distortion == pytest.approx(cold.distortion, abs=1e-9)
+
+
+def test_database_identifiability_sweep_through_the_simplex_matches_cold_solves():
+    """Sweeps of dp and identifiability on small databases now run the warm simplex: its
+    points agree with cold Clarabel solves, infeasible points included (below ε_X)."""
+    rng = np.random.default_rng(11)
+    prior = po.DatabasePrior(2, 4, probs=rng.dirichlet(np.full(16, 5.0)))
+    eps = np.linspace(0.2, 3.0, 8)
+    curve = po.sweep(prior, "hamming", "identifiability", epsilons=eps)
+    least = po.get_notion("identifiability").min_level(prior, None)
+    for value, record, result in zip(eps, curve.records, curve.results, strict=True):
+        if value < least:
+            assert record["status"] == "infeasible"
+            continue
+        assert result.status == "optimal" and result.solver.name in (
+            "sparse-highs-simplex",
+            "wang-identifiability",
+        )
+        cold = po.design(prior, "hamming", "identifiability", epsilon=value, solver="CLARABEL")
+        assert result.distortion == pytest.approx(cold.distortion, rel=1e-6, abs=1e-7)
+    assert any(r is not None and r.solver.name == "sparse-highs-simplex" for r in curve.results)
