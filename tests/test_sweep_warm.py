@@ -322,4 +322,7 @@ def test_database_identifiability_sweep_through_the_simplex_matches_cold_solves(
         )
         cold = po.design(prior, "hamming", "identifiability", epsilon=value, solver="CLARABEL")
         assert result.distortion == pytest.approx(cold.distortion, rel=1e-6, abs=1e-7)
-    assert any(r is not None and r.solver.name == "sparse-highs-simplex" for r in curve.results)
+    assert any(
+        r is not None and r.solver is not None and r.solver.name == "sparse-highs-simplex"
+        for r in curve.results
+    )
