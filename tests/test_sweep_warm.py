@@ -326,3 +326,27 @@ def test_database_identifiability_sweep_through_the_simplex_matches_cold_solves(
         r is not None and r.solver is not None and r.solver.name == "sparse-highs-simplex"
         for r in curve.results
     )
+
+
+@pytest.mark.parametrize("notion", ["dp", "pml"])
+def test_a_budget_line_search_runs_warm_like_a_sweep(notion):
+    """A max_distortion request of a notion without a convex level objective is a line
+    search over ε: its points are chosen like a sweep's (the warm simplex here: dp on 30
+    secrets 0.16 s against 0.53 s through the cvxpy Parameter) and agree with that path."""
+    rng = np.random.default_rng(1)
+    p, d = rng.dirichlet(np.ones(12)), rng.random((12, 12))
+    budget = 0.5 * (float(p @ d.min(axis=1)) + float((p @ d).min()))  # between D*(∞) and D*(0)
+    warm = po.design(p, d, notion, max_distortion=budget)
+    cvx = po.design(p, d, notion, max_distortion=budget, solver="HIGHS")
+    assert warm.status == cvx.status == "optimal"
+    assert warm.solver.name == "sparse-highs-simplex"
+    assert warm.epsilon == pytest.approx(cvx.epsilon, abs=1e-6)
+    assert warm.distortion <= budget + 1e-7 * (1 + budget)
+
+
+def test_dp_sweeps_on_two_to_the_seven_databases_use_the_block_interior_point():
+    rng = np.random.default_rng(16)
+    prior = po.DatabasePrior(2, 7, probs=rng.dirichlet(np.ones(128)))
+    request = prepare_request(prior, "hamming", "dp", epsilon=1.0)
+    for sweep in (False, True):
+        assert pick_algorithm(request, None, sweep=sweep).name == "block-ipm"

@@ -62,7 +62,10 @@ def _solve(
     time_limit = check_time_limit(time_limit, "time_limit")
     raise_on_infeasible = check_flag(raise_on_infeasible, "raise_on_infeasible")
     on_progress = check_callable(on_progress, "on_progress")
-    chain = choose_methods(request, solver, max_memory_bytes=memory_bound(max_memory))
+    # a line search is a run of ε points, warm-started like a sweep
+    chain = choose_methods(
+        request, solver, sweep=request.uses_line_search, max_memory_bytes=memory_bound(max_memory)
+    )
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
