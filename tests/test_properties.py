@@ -307,6 +307,11 @@ def test_parallel_composition_pml(pw, data):
     p, w = pw
     v = data.draw(channels(p.size, max_out=4))
     both = Mechanism(w).parallel(v)
+    # a prior entry of 1e-200 times a channel entry of 1e-200 underflows to 0 in p(x, y, z),
+    # which no level computed from the product can see (found by hypothesis in a CI run):
+    # leave such draws out
+    for matrix in (w, both.matrix):
+        assume(not ((p[:, None] * matrix == 0) & (p[:, None] > 0) & (matrix > 0)).any())
     pml_both = ms.pml_per_output(p, both).reshape(w.shape[1], v.shape[1])
     pml_w = ms.pml_per_output(p, w)
     p_y = p @ w
