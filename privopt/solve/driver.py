@@ -275,7 +275,9 @@ class Run:
             self.on_progress(ProgressEvent(stage, method, self.deadline.elapsed(), None, message))
 
 
-def _combined(best: PointOutcome | None, bound: tuple[float, str, str] | None):
+def _combined(
+    best: PointOutcome | None, bound: tuple[float, str, str] | None
+) -> PointOutcome | None:
     """The least-objective verified answer of a point certified by the largest lower bound of
     any attempt (each bound is computed by privopt from a dual point of the same point's
     program, so any of them bounds the optimum), or ``None`` when their gap is still above
