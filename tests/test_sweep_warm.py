@@ -350,3 +350,20 @@ def test_dp_sweeps_on_two_to_the_seven_databases_use_the_block_interior_point():
     request = prepare_request(prior, "hamming", "dp", epsilon=1.0)
     for sweep in (False, True):
         assert pick_algorithm(request, None, sweep=sweep).name == "block-ipm"
+
+
+def test_metric_sweeps_on_a_map_use_the_block_interior_point():
+    """Sweeps of metric privacy from 20 cells on: ``block-ipm`` (a 5 × 5 map, three points), every
+    point certified and equal to the sparse LP's."""
+    rng = np.random.default_rng(5)
+    grid = po.LocationGrid(5, 5, counts=rng.integers(1, 20, (5, 5)))
+    prior, metric = grid.prior(), grid.metric()
+    eps = [0.3, 1.0, 6.0]
+    curve = po.sweep(prior, metric.matrix, "metric_dp", epsilons=eps, metric=metric)
+    assert [r.solver.name for r in curve.results] == ["block-ipm"] * 3
+    assert all(r.status == "optimal" for r in curve.results)
+    for value, result in zip(eps, curve.results, strict=True):
+        single = po.design(
+            prior, metric.matrix, "metric_dp", epsilon=value, metric=metric, solver="sparse-highs"
+        )
+        assert result.distortion == pytest.approx(single.distortion, rel=1e-6, abs=1e-9)
