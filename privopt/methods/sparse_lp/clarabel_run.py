@@ -79,7 +79,7 @@ def run_clarabel(lp: LinearProgram, tol: float, time_limit: float | None = None)
     x = np.asarray(sol.x, dtype=float) if code == "optimal" else None
     run = HighsRun(
         status=code,
-        highs_status=f"Clarabel: {name}",
+        highs_status=name,
         x=x,
         objective=float(sol.obj_val) if x is not None else float("nan"),
         iterations=int(sol.iterations),

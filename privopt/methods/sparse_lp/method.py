@@ -160,8 +160,8 @@ def _solve_lp(task, lp, method, crossover, options, start, *, reduced: bool):
     )
     if run.x is None or run.status != "optimal":
         answer.status = Status.FAILED if run.status == "optimal" else answer.status
-        status = str(run.highs_status)  # Clarabel's runs name their solver in the status
-        answer.message = status if status.startswith("Clarabel:") else f"HiGHS: {status}"
+        solver = "Clarabel" if method == "clarabel" else "HiGHS"
+        answer.message = f"{solver}: {run.highs_status}"
     return run, answer
 
 
@@ -607,7 +607,8 @@ def _auto_highs(notion: str, entries: float, sweep: bool) -> bool:
     vertex where the cvxpy program's answer needs a repair that spoils its certificate
     (identifiability with priors down to 1e-12 at ε = 14–30 in the optimality fuzzer: 22
     of 1,000 instances were left ``optimal_inaccurate``). The cvxpy program stays the
-    fallback, and the default for sweeps of dp and identifiability (through its Parameter)."""
+    fallback, and the default for sweeps of dp and identifiability beyond 2,500 entries
+    (through its Parameter; :func:`_auto_simplex` below that)."""
     if notion == "metric_dp":
         return True
     return not sweep and entries < 3600
