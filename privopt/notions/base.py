@@ -297,6 +297,21 @@ class Notion:
         """The value the level Parameter takes for ε."""
         return float(np.exp(eps)) if self.parameter == "exp" else float(eps)
 
+    def writes_level(self, eps: float) -> bool:
+        """Whether the programs write the privacy constraint at level ``eps`` (finite and at
+        most :attr:`largest_written_level`); otherwise they solve without it and the driver
+        repairs the answer.
+
+        Parameters
+        ----------
+        eps : float
+
+        Returns
+        -------
+        bool
+        """
+        return math.isfinite(eps) and eps <= self.largest_written_level
+
     def independent_at_zero(self, neighbors=None) -> bool:
         """True when "level ≤ 0" says exactly that ``p(u|x)`` is the same for every secret in
         the support (then D*(0) = min_u E d(Y, u) for a single secret)."""

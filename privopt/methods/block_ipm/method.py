@@ -114,8 +114,8 @@ class BlockInteriorPoint(Method):
         cap = request.max_level()
         if math.isfinite(cap) and eps > cap:
             eps = cap
-        limit = request.notion.largest_written_level  # e^30 would wreck the normal matrices
-        if not eps <= limit:
+        if not request.notion.writes_level(eps):  # e^30 would wreck the normal matrices
+            limit = request.notion.largest_written_level
             return Answer(
                 Status.FAILED,
                 self.name,

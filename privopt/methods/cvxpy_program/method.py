@@ -145,8 +145,7 @@ class CvxpyMethod(Method):
             if math.isfinite(cap) and eps >= cap:
                 eps = cap  # no mechanism is excluded beyond the notion's largest level
             pp.set_epsilon(eps)
-            limit = pp.notion.largest_written_level
-            relaxed = not (math.isfinite(eps) and eps <= limit)
+            relaxed = not pp.notion.writes_level(eps)
             # e^ε beyond ~1e13 wrecks any solver's scaling: solve without the constraint and
             # let the driver mix in the least weight of a constant mechanism meeting ε
             problem = pp.without_privacy_constraint() if relaxed else pp.problem

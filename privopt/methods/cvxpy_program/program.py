@@ -15,7 +15,6 @@ objective subject to ``E[d] ≤ D`` for notions with a convex level objective.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 
 import cvxpy as cp
@@ -137,7 +136,7 @@ class PrivacyProblem:
             self.form = "epsilon"
             self.level_parameter = cp.Parameter(nonneg=True, name="level")
             eps = request.epsilon
-            usable = eps is not None and math.isfinite(eps) and eps <= notion.largest_written_level
+            usable = eps is not None and notion.writes_level(eps)
             self.level_parameter.value = notion.parameter_value(eps if usable else 0.0)
             objective = cp.Minimize(self.expected_distortion)
             self.notion_constraints = notion.constraints(self.context, self.level_parameter)
@@ -168,7 +167,7 @@ class PrivacyProblem:
 
             raise InputError("this problem has no level parameter (max_distortion mode)", "epsilon")
         self.epsilon = float(eps)
-        usable = math.isfinite(self.epsilon) and self.epsilon <= self.notion.largest_written_level
+        usable = self.notion.writes_level(self.epsilon)
         self.level_parameter.value = self.notion.parameter_value(self.epsilon if usable else 0.0)
         for hook in self.context.level_hooks:
             hook(float(self.level_parameter.value))

@@ -277,8 +277,7 @@ def solve_point(
     cap = request.max_level()
     if math.isfinite(cap) and eps > cap:
         eps = cap
-    limit = request.notion.largest_written_level
-    relaxed = not (math.isfinite(eps) and eps <= limit)
+    relaxed = not request.notion.writes_level(eps)
     enc = ENCODINGS[request.notion.name]
     relation = _relation(request)
     group = None
@@ -326,6 +325,7 @@ def solve_point(
             ),
         )
     if relaxed:
+        limit = request.notion.largest_written_level
         answer.details["relaxed"] = f"ε > {limit:g}: solved without the privacy rows"
     return answer
 
