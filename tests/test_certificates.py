@@ -22,6 +22,8 @@ from privopt.cli import main
 from privopt.methods import METHODS, Answer, Certificate, Method
 from privopt.methods.cvxpy_program.certificate import lagrangian_bound
 from privopt.methods.sparse_lp.assembly import LinearProgram
+from privopt.request import prepare_request
+from privopt.solve.selection import choose_methods
 from privopt.status import Status
 
 LIP_PRIOR = [0.4672590469878411, 0.21955787669411744, 0.3131830763180415]
@@ -378,3 +380,41 @@ def test_one_attempts_answer_is_certified_by_another_attempts_bound(monkeypatch)
     loose = po.design(prior, "hamming", "ldp", epsilon=eps, solver=["test-answer", "test-bound"])
     assert loose.status == "optimal_inaccurate"
     assert loose.certificate.lower_bound == pytest.approx(optimum - 0.1)
+
+
+# identifiability at ε = 20 with prior ratios up to e^18.4 (from the optimality fuzzer,
+# instance 393): the sparse LP, the cvxpy program with HiGHS and with Clarabel each stop
+# 1e-6 to 1e-2 above the optimum without a certificate
+RESCUE_PRIOR = [
+    9.6699265343501062e-01,
+    0.0,
+    3.3006815705221335e-02,
+    5.2087028658873423e-07,
+    9.9894814512233569e-09,
+]
+
+
+def test_a_point_the_automatic_choices_cannot_certify_is_rescued():
+    """``block-ipm`` (not picked automatically at this size) is tried before the
+    first-order last resorts and certifies the point; its answer is below every answer the
+    automatic choices gave, and no explicit feasible mechanism beats it."""
+    d = np.abs(np.subtract.outer(np.arange(5), np.arange(5))).astype(float)
+    request = prepare_request(RESCUE_PRIOR, d, "identifiability", epsilon=20.0)
+    names = [m.name for m in choose_methods(request)]
+    assert "block-ipm" in names
+    rescue = names.index("block-ipm")
+    assert names.index("CLARABEL") < rescue
+    assert all(names.index(last) > rescue for last in ("ECOS", "SCS") if last in names)
+
+    result = po.design(RESCUE_PRIOR, d, "identifiability", epsilon=20.0)
+    assert result.status == "optimal" and result.certificate.certified
+    assert result.solver.name == "block-ipm"
+    assert result.solver.tried[:3] == ["sparse-highs", "HIGHS", "CLARABEL"]
+    assert result.certificate.lower_bound <= result.distortion
+    assert result.certificate.relative_gap <= 1e-6
+    for named in ("sparse-highs", "CLARABEL"):
+        alone = po.design(RESCUE_PRIOR, d, "identifiability", epsilon=20.0, solver=named)
+        assert alone.status == "optimal_inaccurate"
+        assert result.distortion < alone.distortion
+    feasible = explicit_mechanism(RESCUE_PRIOR, d, "identifiability", 20.0)
+    assert result.distortion <= feasible + 1e-12

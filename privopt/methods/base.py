@@ -293,6 +293,22 @@ class Method(abc.ABC):
         measurement in ``benchmarks/``."""
         return False
 
+    def rescues(self, request: DesignRequest) -> bool:
+        """Whether to try the method, when :meth:`auto` did not pick it, after the automatic
+        choices (but before the first-order last resorts) have failed to certify a point: a
+        fallback chosen for its accuracy, not its speed. It costs nothing on the points the
+        automatic choices certify.
+
+        Parameters
+        ----------
+        request : DesignRequest
+
+        Returns
+        -------
+        bool
+        """
+        return False
+
     def solves_budget(self, request: DesignRequest) -> bool:
         """Whether the method answers budget points of ``request`` itself (beyond the
         notions whose level is a convex objective, which every method answers)."""

@@ -2,10 +2,11 @@
 
 ``solver=None`` picks automatically: the fast paths whose :meth:`~privopt.methods.Method.auto`
 rule chooses this instance (highest priority first), then the default cvxpy chain for the
-notion's kind of program. Every method after the first is a fallback, tried when the one
-before fails, cannot be verified, or cannot be certified. A name (``"CLARABEL"``,
-``"symmetric"``, …, matched case-insensitively) or a list of names gives the chain
-explicitly. An unknown or inapplicable name is an error that lists what applies.
+notion's kind of program, with the methods that :meth:`~privopt.methods.Method.rescues` a
+point inserted before its first-order last resorts. Every method after the first is a
+fallback, tried when the one before fails, cannot be verified, or cannot be certified. A
+name (``"CLARABEL"``, ``"symmetric"``, …, matched case-insensitively) or a list of names
+gives the chain explicitly. An unknown or inapplicable name is an error that lists what applies.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from collections.abc import Sequence
 
 from privopt.errors import InputError
 from privopt.methods import METHODS, Method, lookup
-from privopt.methods.cvxpy_program.method import CVXPY_CHAINS, LARGE_LP_ENTRIES
+from privopt.methods.cvxpy_program.method import (
+    CVXPY_CHAINS,
+    LARGE_LP_ENTRIES,
+    LAST_RESORT_SOLVERS,
+)
 from privopt.methods.symmetric.verification import NOTION_ALIASES
 from privopt.request import DesignRequest
 from privopt.resources import estimate_bytes, format_bytes, max_memory, memory_reason
@@ -136,8 +141,22 @@ def choose_methods(
             and m.auto(request, sweep=sweep)
         ]
         fast.sort(key=lambda m: -m.priority)
-        cvx = [METHODS[n] for n in _default_cvxpy_chain(request) if n in METHODS]
-        chain = fast + [m for m in cvx if why_not(m, request, limit) is None]
+        cvx = [
+            METHODS[n]
+            for n in _default_cvxpy_chain(request)
+            if n in METHODS and why_not(METHODS[n], request, limit) is None
+        ]
+        rescue = [
+            m
+            for m in METHODS.values()
+            if m not in fast
+            and m.family != "cvxpy"
+            and why_not(m, request, limit) is None
+            and m.rescues(request)
+        ]
+        rescue.sort(key=lambda m: -m.priority)
+        last = [m for m in cvx if m.name in LAST_RESORT_SOLVERS]
+        chain = fast + [m for m in cvx if m not in last] + rescue + last
         if not chain:  # nothing measured for this size: every method that fits, by priority
             chain = [m for m in METHODS.values() if why_not(m, request, limit) is None]
             chain.sort(key=lambda m: -m.priority)

@@ -21,7 +21,13 @@ from privopt.methods.cvxpy_program.certificate import lagrangian_bound
 from privopt.methods.cvxpy_program.program import PrivacyProblem
 from privopt.status import Status
 
-__all__ = ["CvxpyMethod", "CVXPY_CHAINS", "TIME_LIMIT_OPTIONS", "exp_cone_solvers"]
+__all__ = [
+    "CvxpyMethod",
+    "CVXPY_CHAINS",
+    "LAST_RESORT_SOLVERS",
+    "TIME_LIMIT_OPTIONS",
+    "exp_cone_solvers",
+]
 
 #: The cvxpy solvers tried by default, in order, per kind of program (later ones are fallbacks).
 CVXPY_CHAINS = {
@@ -29,6 +35,10 @@ CVXPY_CHAINS = {
     "linear_large": ("CLARABEL", "HIGHS", "ECOS", "SCS"),
     "exponential_cone": ("CLARABEL", "ECOS", "SCS"),
 }
+#: Solvers of the default chains whose answers seldom certify to the tolerance (SCS is
+#: first-order; ECOS stops short on ill-conditioned programs): the methods that rescue a
+#: point (:meth:`privopt.methods.Method.rescues`) are tried before them.
+LAST_RESORT_SOLVERS = frozenset({"ECOS", "SCS"})
 #: From this many mechanism entries on, linear programs go to Clarabel before HiGHS (HiGHS
 #: simplex was 15–30× slower on Hamming LPs from 64 × 64 on; benchmarks/README.md).
 LARGE_LP_ENTRIES = 4096
