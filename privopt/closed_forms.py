@@ -6,6 +6,8 @@ All in nats; each function cites its paper and equation. Databases are ``Dⁿ`` 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import optimize, special, stats
 
@@ -349,7 +351,8 @@ def pml_bound_from_ldi(eps: float, p_min: float, support_size: int) -> float:
 
 def maximal_leakage_bound(eps: float, delta: float, eps_max: float) -> float:
     """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` (Saeidian et al. (2023), Lemma 3(2))."""
-    return float(np.log(np.exp(eps) + delta * np.exp(eps_max)))
+    # ln(e^ε + δ e^{ε_max}) without forming e^ε (it overflows past ε ≈ 709)
+    return float(np.logaddexp(eps, np.log(delta) + eps_max) if delta > 0 else eps)
 
 
 def rate_distortion_hamming_uniform(k: int, D: float) -> float:
@@ -584,9 +587,9 @@ def _sorted_pmf(probs) -> np.ndarray:
 
 def _knapsack_accuracy(q_sorted: np.ndarray, t: float) -> float:
     """``max Σ_u p(u) c_u`` over ``c ∈ [0,1]^k`` with ``Σ c_u ≤ t`` (``q`` sorted decreasing)."""
-    j = int(np.floor(t))
-    if j >= q_sorted.size:
+    if not t < q_sorted.size:  # also t = inf (e^ε beyond float range)
         return 1.0
+    j = int(np.floor(t))
     return float(min(1.0, q_sorted[:j].sum() + (t - j) * q_sorted[j]))
 
 
@@ -617,7 +620,9 @@ def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
         ``D*`` in ``[0, 1 − max p]``.
     """
     q = _sorted_pmf(probs)
-    return float(max(0.0, 1.0 - _knapsack_accuracy(q, float(np.exp(_check_eps(eps))))))
+    eps = _check_eps(eps)
+    t = math.exp(eps) if eps < math.log(q.size) else float(q.size)  # e^ε ≥ k: every symbol
+    return float(max(0.0, 1.0 - _knapsack_accuracy(q, t)))
 
 
 def maximal_leakage_hamming_level(probs, D: float) -> float:
@@ -764,7 +769,8 @@ def adaptive_composition_eml(
     d1 = _check_delta_value(delta1, "delta1")
     d2 = _check_delta_value(delta2, "delta2")
     weight = d2 / (d1 + d2) if d1 + d2 > 0 else 0.0
-    eps = float(np.log(weight * np.exp(eps_max) + np.exp(eps1 + eps2)))
+    total = eps1 + eps2  # ln(w e^{ε_max} + e^{ε₁+ε₂}), without overflow
+    eps = float(np.logaddexp(total, np.log(weight) + eps_max) if weight > 0 else total)
     return eps, min(d1 + d2, 1.0)
 
 

@@ -13,6 +13,8 @@ convex stand-ins (see the README, "Non-convex guarantees").
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from privopt.errors import InputError
@@ -89,7 +91,7 @@ def eml_least_delta(prior, mechanism, eps: float) -> float:
         δ in ``[0, 1]`` (δ = 1 always suffices: ``h_x(1) = 1``).
     """
     eps = _check_eps(eps)
-    c = float(np.exp(eps))
+    c = math.exp(eps) if eps < 709.0 else math.inf  # e^ε, without an overflow warning
     st = _Setting(prior, mechanism)
     worst = 0.0
     for row in st.ch:
@@ -188,4 +190,6 @@ def compose_eml(eps1: float, delta1: float, eps2: float, delta2: float, eps_max:
         raise InputError("needs δ₁ + δ₂ > 0; with δ = 0 use compose_pml", "delta2")
     total = compose_pml(eps1, eps2)
     eps_max = _check_eps(eps_max, "eps_max")
-    return float(np.log(d2 / (d1 + d2) * np.exp(eps_max) + np.exp(total))), d1 + d2
+    weight = d2 / (d1 + d2)  # ln(w e^{ε_max} + e^{total}), without overflow
+    eps = np.logaddexp(total, np.log(weight) + eps_max) if weight > 0 else total
+    return float(eps), d1 + d2

@@ -9,6 +9,7 @@ LP formulations written here independently with ``scipy.optimize.linprog`` and t
 from __future__ import annotations
 
 import math
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -1000,3 +1001,39 @@ def test_zero_budget_with_tied_least_outputs(notion):
     assert res.verified and res.distortion == pytest.approx(0.0, abs=1e-12)
     assert res.epsilon == pytest.approx(0.0, abs=1e-9)
     np.testing.assert_allclose(res.mechanism.matrix, [[0.0, 1.0], [0.0, 1.0]], atol=1e-9)
+
+
+HUGE_LEVEL_OPTIONS = {
+    "metric_dp": {"metric": [[0, 1, 2], [1, 0, 1], [2, 1, 0]]},
+    "robust_pml": {"priors": [[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]]},
+}
+
+
+@pytest.mark.parametrize("notion", po.notion_names())
+def test_levels_beyond_float_range_solve_quietly(notion):
+    """ε where ``e^ε`` overflows (710, 800, 1e300): the limit answer, certified, no warning
+    (an OverflowError in the maximal-leakage closed form and overflow warnings in the
+    repairs once came out of these); a sweep through them keeps every point."""
+    options = HUGE_LEVEL_OPTIONS.get(notion, {})
+    prior = [0.5, 0.3, 0.2]
+    least = po.design(prior, "hamming", notion, epsilon=math.inf, **options).distortion
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for eps in (710.0, 800.0, 1e300):
+            result = po.design(prior, "hamming", notion, epsilon=eps, **options)
+            assert result.status == "optimal", (eps, result.message)
+            assert result.distortion == pytest.approx(least, abs=1e-12)
+        curve = po.sweep(prior, "hamming", notion, epsilons=[1.0, 800.0, 1e300], **options)
+    assert [r["status"] for r in curve.records] == ["optimal"] * 3
+
+
+def test_closed_forms_beyond_float_range():
+    """``ln(e^ε + δ e^{ε_max})`` and the maximal-leakage knapsack at ε past ~709."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cf.maximal_leakage_hamming_distortion([0.5, 0.3, 0.2], 800.0) == 0.0
+        assert cf.maximal_leakage_bound(800.0, 0.1, 2.0) == pytest.approx(800.0)
+        assert cf.maximal_leakage_bound(1.0, 0.1, 2.0) == pytest.approx(
+            math.log(math.e + 0.1 * math.exp(2.0))
+        )
+        assert cf.maximal_leakage_bound(1.0, 0.0, 2.0) == pytest.approx(1.0)

@@ -3,6 +3,8 @@ the cvxpy encoding over a neighbour relation and the exact repair weight."""
 
 from __future__ import annotations
 
+import math
+
 import cvxpy as cp
 import numpy as np
 
@@ -11,6 +13,28 @@ from privopt.model import NeighborRelation
 #: Relative slack left unrepaired on a ratio constraint (per unit of ``e^ε``); the solver
 #: layer accepts levels up to ``ε + 1e-9 (1 + ε)``, so this stays well inside it.
 REPAIR_SLACK = 1e-10
+#: Levels above this are repaired as if they were this level: ``e^700`` is still a finite
+#: float (``e^710`` is not), and meeting the stricter ratio meets the level asked for.
+LARGEST_REPAIR_EXPONENT = 700.0
+
+
+def repair_terms(level: float) -> tuple[float, float]:
+    """The ratio ``e^ε`` and the unrepaired slack of a ratio constraint at ``level``, with
+    the level capped at :data:`LARGEST_REPAIR_EXPONENT` (a stricter constraint, so any
+    repair weight it gives is enough at ``level``; it never overflows).
+
+    Parameters
+    ----------
+    level : float
+        ε in nats (``≥ 0``, possibly ``inf``).
+
+    Returns
+    -------
+    tuple of float
+        ``(e^min(ε, 700), REPAIR_SLACK · (1 + min(ε, 700)))``.
+    """
+    capped = min(float(level), LARGEST_REPAIR_EXPONENT)
+    return math.exp(capped), REPAIR_SLACK * (1.0 + capped)
 
 
 def ratio_constraints(
@@ -58,8 +82,7 @@ def pairwise_repair_weight(
 ) -> float:
     """The repair weight of ``s(x) M[x,u] ≤ e^ε s(x') M[x',u]`` over ``neighbors`` on the
     rows of ``support`` (``s = 1`` for dp / ldp, ``s = p`` for identifiability)."""
-    ratio = float(np.exp(level))
-    slack = REPAIR_SLACK * (1.0 + level)
+    ratio, slack = repair_terms(level)
     s = np.ones(channel.shape[0]) if scale is None else np.asarray(scale, dtype=float)
     if neighbors.kind == "all" and neighbors.n_pairs == neighbors.size * (neighbors.size - 1):
         # per column: max_x J ≤ e^ε min_x J with J = s·M; mixing adds θ s_x c_u, a sufficient

@@ -11,7 +11,7 @@ import cvxpy as cp
 import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
+from privopt.notions._pairwise import mixing_weight, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
@@ -38,7 +38,7 @@ class InformationPrivacy(Notion):
         ch = channel[p > 0]
         q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
         c = np.broadcast_to(anchor, ch.shape)
-        ratio, slack = float(np.exp(level)), REPAIR_SLACK * (1 + level)
+        ratio, slack = repair_terms(level)
         upper = mixing_weight(ch, q, c, c, ratio, slack)  # p(u|s) ≤ e^ε p(u)
         lower = mixing_weight(q, ch, c, c, ratio, slack)  # p(u) ≤ e^ε p(u|s)
         return max(upper, lower)

@@ -13,7 +13,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions._pairwise import REPAIR_SLACK
+from privopt.notions._pairwise import repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
@@ -67,7 +67,7 @@ class MaximalLeakage(Notion):
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
         # Σ_u max_x of the mixture ≤ (1−θ) Σ_u max_x p(u|x) + θ Σ_u anchor_u, with Σ anchor = 1
         total = float(channel[prior.secret_probs > 0].max(axis=0).sum())
-        bound = float(np.exp(level))
-        if total <= bound * (1.0 + REPAIR_SLACK * (1 + level)) or total <= 1.0:
+        bound, slack = repair_terms(level)
+        if total <= bound * (1.0 + slack) or total <= 1.0:
             return 0.0
         return (total - bound) / (total - 1.0)

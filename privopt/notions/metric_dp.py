@@ -37,7 +37,11 @@ import numpy as np
 from privopt import measures
 from privopt.errors import InputError
 from privopt.model.metric import Metric, MetricPairs, pair_level
-from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
+from privopt.notions._pairwise import (
+    LARGEST_REPAIR_EXPONENT,
+    REPAIR_SLACK,
+    mixing_weight,
+)
 from privopt.notions.base import (
     DesignContext,
     LagrangeTerms,
@@ -65,8 +69,6 @@ __all__ = [
 #: ``θ ≤ |U| e^{-20}`` of a constant mechanism (measured: θ ≤ 2·10⁻⁸), and the certificate
 #: states the remaining gap.
 RELAXED_EXPONENT = 20.0
-#: Exponents above this are clipped in the repair (``e^700`` is still a finite float).
-_FLOAT_EXPONENT = 700.0
 
 
 def _secret_index(value, prior, field: str) -> int:
@@ -237,7 +239,7 @@ class MetricPrivacy(Notion):
     convexity = "linear"
     parameter = "exp"
     source = "[Chatzikokolakis-Andres-Bordenabe-Palamidessi] Def. 3; [Andres-Geo] Def. 3.1"
-    largest_written_level = _FLOAT_EXPONENT  # the programs relax pair by pair (`written`)
+    largest_written_level = LARGEST_REPAIR_EXPONENT  # the programs relax pair by pair (`written`)
     options = (
         NotionOption(
             "metric",
@@ -287,9 +289,11 @@ class MetricPrivacy(Notion):
         for start in range(0, pairs.n_pairs, chunk):
             a = pairs.left[start : start + chunk]
             b = pairs.right[start : start + chunk]
-            exponent = np.minimum(level * pairs.weights[start : start + chunk], _FLOAT_EXPONENT)
-            ratio = np.exp(exponent)[:, None]  # the true constraint, not the program's
-            slack = REPAIR_SLACK * (1.0 + level * pairs.weights[start : start + chunk])[:, None]
+            # the true constraint, not the program's; capped like every repair (repair_terms)
+            exponent = np.minimum(
+                level * pairs.weights[start : start + chunk], LARGEST_REPAIR_EXPONENT
+            )[:, None]
+            ratio, slack = np.exp(exponent), REPAIR_SLACK * (1.0 + exponent)
             c = np.broadcast_to(anchor, (a.size, ch.shape[1]))
             theta = max(theta, mixing_weight(ch[a], ch[b], c, c, ratio, slack))
         return theta

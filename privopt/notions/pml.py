@@ -10,7 +10,7 @@ import cvxpy as cp
 import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
+from privopt.notions._pairwise import mixing_weight, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 
@@ -38,7 +38,7 @@ class PointwiseMaximalLeakage(Notion):
         ch = channel[p > 0]
         q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
         c = np.broadcast_to(anchor, ch.shape)
-        return mixing_weight(ch, q, c, c, float(np.exp(level)), REPAIR_SLACK * (1 + level))
+        return mixing_weight(ch, q, c, c, *repair_terms(level))
 
     def lagrangian(self, lctx, duals):
         # Σ λ (p(u|s) − c p(u))

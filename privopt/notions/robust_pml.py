@@ -31,7 +31,7 @@ import numpy as np
 from privopt import measures
 from privopt.errors import InputError
 from privopt.model._validate import as_pmf
-from privopt.notions._pairwise import REPAIR_SLACK, mixing_weight
+from privopt.notions._pairwise import mixing_weight, repair_terms
 from privopt.notions.base import (
     DesignContext,
     LagrangeTerms,
@@ -252,7 +252,7 @@ class RobustPML(Notion):
     def repair_weight(
         self, prior, channel, anchor, level, neighbors=None, priors=(), about="secret"
     ):
-        ratio, slack = float(np.exp(level)), REPAIR_SLACK * (1 + level)
+        ratio, slack = repair_terms(level)
         theta = 0.0
         for q in priors:
             if about == "secret":
