@@ -71,6 +71,9 @@ def test_budget_sweep_and_infeasible_in_bits():
         prior, "hamming", "identifiability", epsilon=1.0, unit="bits", raise_on_infeasible=False
     )
     assert res.least_achievable == pytest.approx(math.log2(9), rel=1e-9)
+    # the result's message gives it in bits too (it used to say log 9 in nats, unlabelled)
+    assert f"least achievable epsilon in bits: {math.log2(9):.12g}" in res.message
+    assert str(info.value) == res.message
     report = po.leakage_report([0.5, 0.5], [[1, 0], [0, 1]], unit="bits")
     assert report["mutual_information"] == pytest.approx(1.0)  # one bit
     assert report["ldp"] == math.inf

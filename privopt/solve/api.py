@@ -14,7 +14,14 @@ from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
-from privopt.solve.units import check_unit, from_nats, records_in_unit, result_in_unit, to_nats
+from privopt.solve.units import (
+    check_unit,
+    from_nats,
+    least_level_message,
+    records_in_unit,
+    result_in_unit,
+    to_nats,
+)
 from privopt.status import Status
 from privopt.validation import (
     check_budget,
@@ -210,12 +217,9 @@ def design(
         )
     except InfeasibleError as exc:
         if unit != "nats" and exc.quantity == "epsilon" and exc.least_achievable is not None:
-            in_unit = InfeasibleError(
-                str(exc).split(" (least achievable")[0] + " nats",
-                from_nats(exc.least_achievable, unit),
-                f"epsilon in {unit}",
-            )
-            in_unit.quantity = "epsilon"
+            least = from_nats(exc.least_achievable, unit)
+            in_unit = InfeasibleError(least_level_message(str(exc), least, unit))
+            in_unit.least_achievable, in_unit.quantity = least, "epsilon"
             raise in_unit from None
         raise
     return result_in_unit(result, unit, requested=asked)

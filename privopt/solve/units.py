@@ -22,6 +22,7 @@ __all__ = [
     "UNITS",
     "check_unit",
     "from_nats",
+    "least_level_message",
     "json_in_unit",
     "records_in_unit",
     "result_in_unit",
@@ -109,6 +110,29 @@ class _LeakageIn(Mapping):
         return repr(dict(self))
 
 
+def least_level_message(message: str, least: float, unit: str) -> str:
+    """An infeasibility message whose least achievable level is given in ``unit``.
+
+    Parameters
+    ----------
+    message : str
+        The message as raised (its level in nats, ``"… (least achievable epsilon: x)"``).
+    least : float
+        The least achievable level in ``unit``.
+    unit : {"nats", "bits"}
+
+    Returns
+    -------
+    str
+        The reason (its numbers stay in nats, and say so), then ``"(least achievable
+        epsilon in <unit>: <least>)"``.
+    """
+    reason = message.split(" (least achievable")[0]
+    if unit != "nats":
+        reason += " nats"
+    return f"{reason} (least achievable epsilon in {unit}: {least:.12g})"
+
+
 def result_in_unit(result, unit: str, requested: float | None = None):
     """A :class:`~privopt.DesignResult` with its levels in ``unit``.
 
@@ -132,9 +156,10 @@ def result_in_unit(result, unit: str, requested: float | None = None):
     asked = dict(result.requested)
     if "epsilon" in asked:
         asked["epsilon"] = requested if requested is not None else from_nats(asked["epsilon"], unit)
-    least = result.least_achievable
-    if result.least_achievable_quantity == "epsilon":
+    least, message = result.least_achievable, result.message
+    if result.least_achievable_quantity == "epsilon" and least is not None:
         least = from_nats(least, unit)
+        message = least_level_message(message, least, unit)
     warm = result.warm_state
     copy = dataclasses.replace(
         result,
@@ -142,6 +167,7 @@ def result_in_unit(result, unit: str, requested: float | None = None):
         requested=asked,
         leakage=_LeakageIn(result.leakage, unit) if result.leakage else result.leakage,
         least_achievable=least,
+        message=message,
         unit=unit,
     )
     copy.warm_state = warm
