@@ -1,10 +1,11 @@
-"""Tail guarantees of [Saeidian-PML] read the other way round, and their composition.
+"""Tail guarantees of [Saeidian-PML] read the other way round.
 
 * :func:`pml_least_delta` and :func:`eml_least_delta`: the least δ for which a mechanism is
   (ε,δ)-PML (Def. 5) or (ε,δ)-EML (Def. 11, Theorem 3) at a given ε — the inverses of
   :func:`privopt.measures.pml_tail_level` and :func:`privopt.measures.eml_level`.
-* :func:`compose_pml`, :func:`compose_pml_tail`, :func:`compose_eml_pml` and
-  :func:`compose_eml`: the adaptive-composition bounds of Theorem 4 (items 1, 2, 4, 5).
+
+Their composition (Theorem 4, parts 1–5) is in :mod:`privopt.closed_forms`
+(``adaptive_composition_*``).
 
 These are audits and bounds, not design programs: (ε,δ)-PML and (ε,δ)-EML are not convex
 constraints (a union of polytopes), so :func:`privopt.design` refuses them and offers the
@@ -18,16 +19,9 @@ import math
 import numpy as np
 
 from privopt.errors import InputError
-from privopt.measures import _check_delta, _Setting
+from privopt.measures import _Setting
 
-__all__ = [
-    "pml_least_delta",
-    "eml_least_delta",
-    "compose_pml",
-    "compose_pml_tail",
-    "compose_eml_pml",
-    "compose_eml",
-]
+__all__ = ["pml_least_delta", "eml_least_delta"]
 
 
 def _check_eps(eps, field: str = "epsilon") -> float:
@@ -115,81 +109,3 @@ def eml_least_delta(prior, mechanism, eps: float) -> float:
                 break
         worst = max(worst, delta_x)
     return float(min(worst, 1.0))
-
-
-def compose_pml(eps1: float, eps2: float) -> float:
-    """[Saeidian-PML] Theorem 4(1): if ``P_{Y|X}`` is ε₁-PML and ``P_{Z|X,Y=y}`` is ε₂-PML
-    (conditional PML, for every ``y``), the pair ``(Y, Z)`` is ``(ε₁ + ε₂)``-PML.
-
-    Parameters
-    ----------
-    eps1, eps2 : float
-        The two levels (nats).
-
-    Returns
-    -------
-    float
-        ``ε₁ + ε₂``.
-    """
-    return _check_eps(eps1, "eps1") + _check_eps(eps2, "eps2")
-
-
-def compose_pml_tail(eps1: float, delta1: float, eps2: float, delta2: float) -> tuple:
-    """[Saeidian-PML] Theorem 4(2): (ε₁,δ₁)-PML followed by (ε₂,δ₂)-PML (conditionally on
-    every ``y``) is ``(ε₁ + ε₂, δ₁ + δ₂ − δ₁δ₂)``-PML.
-
-    Parameters
-    ----------
-    eps1, delta1, eps2, delta2 : float
-        The two guarantees.
-
-    Returns
-    -------
-    tuple of float
-        ``(ε, δ)`` of the composition.
-    """
-    d1, d2 = _check_delta(delta1, "delta1"), _check_delta(delta2, "delta2")
-    return compose_pml(eps1, eps2), d1 + d2 - d1 * d2
-
-
-def compose_eml_pml(eps1: float, delta1: float, eps2: float) -> tuple:
-    """[Saeidian-PML] Theorem 4(4): (ε₁,δ₁)-EML followed by ε₂-PML (conditionally) is
-    ``(ε₁ + ε₂, δ₁)``-EML.
-
-    Parameters
-    ----------
-    eps1, delta1, eps2 : float
-        The two guarantees.
-
-    Returns
-    -------
-    tuple of float
-        ``(ε, δ)`` of the composition.
-    """
-    return compose_pml(eps1, eps2), _check_delta(delta1, "delta1")
-
-
-def compose_eml(eps1: float, delta1: float, eps2: float, delta2: float, eps_max: float) -> tuple:
-    """[Saeidian-PML] Theorem 4(5): (ε₁,δ₁)-EML followed by (ε₂,δ₂)-EML is (ε, δ₁ + δ₂)-EML
-    with ``ε = ln(δ₂/(δ₁ + δ₂)·e^{ε_max} + e^{ε₁+ε₂})``.
-
-    Parameters
-    ----------
-    eps1, delta1, eps2, delta2 : float
-        The two guarantees (δ₁ + δ₂ > 0).
-    eps_max : float
-        ``−ln min_x p(x)`` of the secret's prior.
-
-    Returns
-    -------
-    tuple of float
-        ``(ε, δ)`` of the composition.
-    """
-    d1, d2 = _check_delta(delta1, "delta1"), _check_delta(delta2, "delta2")
-    if d1 + d2 <= 0:
-        raise InputError("needs δ₁ + δ₂ > 0; with δ = 0 use compose_pml", "delta2")
-    total = compose_pml(eps1, eps2)
-    eps_max = _check_eps(eps_max, "eps_max")
-    weight = d2 / (d1 + d2)  # ln(w e^{ε_max} + e^{total}), without overflow
-    eps = np.logaddexp(total, np.log(weight) + eps_max) if weight > 0 else total
-    return float(eps), d1 + d2

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 import privopt as po
+from privopt import closed_forms as CF
 from privopt import counting, disclosure, f_information, gain, guarantees, persuasive
 from privopt import measures as M
 from privopt.errors import InputError
@@ -141,14 +142,18 @@ def test_theorem4_composition_on_random_pairs():
         # conditional PML of Z given each y: the prior is p(x|y)
         post = p[:, None] * W1 / (p @ W1)[None, :]
         e2 = max(M.pml_level(post[:, y], W2) for y in range(3))
-        assert M.pml_level(p, pair) <= guarantees.compose_pml(e1, e2) + 1e-12  # Thm 4(1)
-        eps, delta = guarantees.compose_eml(0.2, 0.1, 0.3, 0.05, M.epsilon_max(p))
+        assert M.pml_level(p, pair) <= CF.adaptive_composition_pml(e1, e2) + 1e-12  # Thm 4(1)
+        eps, delta = CF.adaptive_composition_eml(0.2, 0.1, 0.3, 0.05, M.epsilon_max(p))
         assert delta == pytest.approx(0.15)
         assert eps == pytest.approx(
             np.log(0.05 / 0.15 * np.exp(M.epsilon_max(p)) + np.exp(0.5)), abs=1e-14
         )
-    assert guarantees.compose_pml_tail(0.1, 0.2, 0.3, 0.5) == pytest.approx((0.4, 0.6))
-    assert guarantees.compose_eml_pml(0.1, 0.2, 0.3) == pytest.approx((0.4, 0.2))
+    assert CF.adaptive_composition_pml_delta(0.1, 0.2, 0.3, 0.5) == pytest.approx((0.4, 0.6))
+    assert CF.adaptive_composition_eml_pml(0.1, 0.2, 0.3) == pytest.approx((0.4, 0.2))
+    # Theorem 4(5): δ₁ + δ₂ above 1 is capped (every mechanism is (ε, 1)-EML); with
+    # δ₁ = δ₂ = 0 it is part 1 (the two theorems were once written twice and disagreed)
+    assert CF.adaptive_composition_eml(1.0, 0.7, 1.0, 0.6, 2.0)[1] == 1.0
+    assert CF.adaptive_composition_eml(0.1, 0.0, 0.3, 0.0, 2.0) == pytest.approx((0.4, 0.0))
 
 
 # --- [Saeidian-PML] Section II-B: gain functions ------------------------------------------
