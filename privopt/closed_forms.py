@@ -14,6 +14,7 @@ from scipy import optimize, special, stats
 from privopt.errors import InfeasibleError, InputError
 from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
 from privopt.model._validate import as_positive_int
+from privopt.validation import check_budget, check_level, check_numbers, check_probability
 
 __all__ = [
     "h",
@@ -68,7 +69,7 @@ def h(eps, m: int, n: int):
     Decreases strictly from ``h(0) = n(m−1)/m`` to 0.
     """
     m, n = _mn(m, n)
-    eps = np.asarray(eps, dtype=float)
+    eps = check_numbers(eps, "epsilon")
     r = (m - 1) * np.exp(-eps)
     out = n * r / (1.0 + r)
     return float(out) if out.ndim == 0 else out
@@ -80,8 +81,8 @@ def h_inv(D, m: int, n: int):
     ``+∞`` at ``D = 0``; values below 0 mean that ``D ≥ h(0)`` is met at ε = 0.
     """
     m, n = _mn(m, n)
-    D = np.asarray(D, dtype=float)
-    if ((D < 0) | (D >= n)).any():
+    D = check_numbers(D, "D")
+    if (D >= n).any():
         raise InputError(f"h⁻¹ needs 0 ≤ D < n = {n}", "D")
     with np.errstate(divide="ignore"):
         out = np.log(n / D - 1.0) + np.log(m - 1.0)
@@ -93,7 +94,8 @@ def exponential_kernel(eps: float, m: int) -> np.ndarray:
 
     Wang, Ying & Zhang (2016), eq. (30).
     """
-    r = float(np.exp(-eps))
+    r = math.exp(-check_level(eps, "epsilon"))
+    m = as_positive_int(m, "m", minimum=2)
     return ((1 - r) * np.eye(m) + r * np.ones((m, m))) / (1 + (m - 1) * r)
 
 
@@ -106,20 +108,13 @@ def exponential_mechanism(eps: float, m: int, n: int) -> Mechanism:
     ``h(ε)`` under every prior (Wang, Ying & Zhang (2016), Lemma 5).
     """
     m, n = _mn(m, n)
-    _check_eps(eps)
+    check_level(eps, "epsilon")
     a = exponential_kernel(eps, m)
     w = np.ones((1, 1))
     for _ in range(n):
         w = np.kron(w, a)
     labels = DatabasePrior(m, n, row_probs=np.full(m, 1.0 / m)).labels
     return Mechanism(w, labels, labels)
-
-
-def _check_eps(eps) -> float:
-    eps = float(eps)
-    if np.isnan(eps) or eps < 0:
-        raise InputError(f"must be a number ≥ 0, got {eps}", "epsilon")
-    return eps
 
 
 def _database(prior) -> DatabasePrior:
@@ -166,7 +161,7 @@ def identifiability_output_pmf(prior: DatabasePrior, eps: float) -> np.ndarray:
     Wang, Ying & Zhang (2016), eq. (29).
     """
     prior = _database(prior)
-    eps = _check_eps(eps)
+    eps = check_level(eps, "epsilon")
     if eps == 0:
         raise InputError("P_0 is singular; E_i needs ε > 0", "epsilon")
     return _apply_inverse_kernel(prior.probs, float(np.exp(-eps)), prior.m, prior.n)
@@ -228,7 +223,7 @@ def identifiability_mechanism(prior: DatabasePrior, eps: float) -> Mechanism:
         If ``ε < ε̃_X`` (with ε̃_X as the least achievable level).
     """
     prior = _database(prior)
-    eps = _check_eps(eps)
+    eps = check_level(eps, "epsilon")
     p = prior.probs
     if (p <= 0).any():
         raise InfeasibleError("E_i needs a full-support prior", float("inf"), "epsilon")
@@ -247,7 +242,7 @@ def identifiability_mechanism(prior: DatabasePrior, eps: float) -> Mechanism:
 
 def binary_entropy(q):
     """``h_b(q) = −q ln q − (1−q) ln(1−q)`` in nats."""
-    q = np.asarray(q, dtype=float)
+    q = check_numbers(q, "q", maximum=1.0)
     out = special.entr(q) + special.entr(1 - q)
     return float(out) if out.ndim == 0 else out
 
@@ -341,16 +336,21 @@ def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
 
 def pml_bound_from_ldp(eps: float, p_min: float) -> float:
     """ε-LDP ⇒ ``ln 1/(p_min + e^{−ε}(1−p_min))``-PML (Saeidian et al. (2023), Prop. 6)."""
+    eps, p_min = check_level(eps, "epsilon"), check_probability(p_min, "p_min")
     return float(-np.log(p_min + np.exp(-eps) * (1 - p_min)))
 
 
 def pml_bound_from_ldi(eps: float, p_min: float, support_size: int) -> float:
     """ε-LDI ⇒ ``ln 1/(p_min(1 + e^{−ε}(|supp p| − 1)))``-PML (Saeidian et al. (2023), Prop. 6)."""
+    eps, p_min = check_level(eps, "epsilon"), check_probability(p_min, "p_min")
+    support_size = as_positive_int(support_size, "support_size", minimum=1)
     return float(-np.log(p_min * (1 + np.exp(-eps) * (support_size - 1))))
 
 
 def maximal_leakage_bound(eps: float, delta: float, eps_max: float) -> float:
     """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` (Saeidian et al. (2023), Lemma 3(2))."""
+    eps, eps_max = check_level(eps, "epsilon"), check_level(eps_max, "eps_max")
+    delta = check_probability(delta, "delta")
     # ln(e^ε + δ e^{ε_max}) without forming e^ε (it overflows past ε ≈ 709)
     return float(np.logaddexp(eps, np.log(delta) + eps_max) if delta > 0 else eps)
 
@@ -358,7 +358,8 @@ def maximal_leakage_bound(eps: float, delta: float, eps_max: float) -> float:
 def rate_distortion_hamming_uniform(k: int, D: float) -> float:
     """``R(D) = ln k − h_b(D) − D ln(k−1)`` for a uniform source on k symbols with Hamming
     distortion, ``0 ≤ D ≤ (k−1)/k`` (the Corollary 1 oracle of Calmon & Fawaz (2012))."""
-    if not 0 <= D <= (k - 1) / k:
+    k, D = as_positive_int(k, "k", minimum=2), check_budget(D, "D")
+    if not D <= (k - 1) / k:
         return 0.0
     return float(np.log(k) - binary_entropy(D) - D * np.log(k - 1))
 
@@ -401,8 +402,8 @@ def shannon_lower_bound(entropy: float, D: float, m: int, n: int = 1) -> float:
         The bound in nats (it may be negative near ``D = n(m−1)/m``).
     """
     m, n = _mn(m, n)
-    D = float(D)
-    if not 0.0 <= D <= n * (m - 1) / m * (1 + 1e-12):
+    D = check_budget(D, "D")
+    if not D <= n * (m - 1) / m * (1 + 1e-12):
         raise InputError(f"the bound holds for 0 ≤ D ≤ n(m−1)/m = {n * (m - 1) / m:.12g}", "D")
     D = min(D, n * (m - 1) / m)
     return float(entropy - n * binary_entropy(D / n) - D * np.log(m - 1))
@@ -430,9 +431,7 @@ def shannon_lower_bound_inverse(entropy: float, level: float, m: int, n: int = 1
         ``D`` in ``[0, n(m−1)/m]``.
     """
     m, n = _mn(m, n)
-    level = float(level)
-    if np.isnan(level) or level < 0:
-        raise InputError(f"must be a number ≥ 0, got {level}", "level")
+    level = check_level(level, "level")
     if level >= entropy:
         return 0.0
     hi = n * (m - 1) / m
@@ -465,7 +464,7 @@ def krr_distortion(eps: float, k: int) -> float:
     float
         ``D*`` in ``[0, (k−1)/k]``.
     """
-    return h(_check_eps(eps), k, 1)
+    return h(check_level(eps, "epsilon"), k, 1)
 
 
 def pml_uniform_hamming_distortion(eps: float, k: int) -> float:
@@ -488,7 +487,7 @@ def pml_uniform_hamming_distortion(eps: float, k: int) -> float:
     float
         ``D*`` in ``[0, (k−1)/k]``.
     """
-    eps, k = _check_eps(eps), as_positive_int(k, "k", minimum=2)
+    eps, k = check_level(eps, "epsilon"), as_positive_int(k, "k", minimum=2)
     return float(max(0.0, -np.expm1(eps - np.log(k))))
 
 
@@ -511,7 +510,7 @@ def pml_uniform_hamming_level(D: float, k: int) -> float:
         ``ε*`` in ``[0, ln k]``.
     """
     k = as_positive_int(k, "k", minimum=2)
-    D = _check_budget(D)
+    D = check_budget(D, "max_distortion")
     return float(max(0.0, np.log(k) + np.log1p(-D))) if D < 1 else 0.0
 
 
@@ -538,7 +537,7 @@ def lip_uniform_hamming_distortion(eps: float, k: int) -> float:
     float
         ``D*`` in ``(0, (k−1)/k]``.
     """
-    eps, k = _check_eps(eps), as_positive_int(k, "k", minimum=2)
+    eps, k = check_level(eps, "epsilon"), as_positive_int(k, "k", minimum=2)
     if np.isinf(eps):
         return 0.0
     return float(max(-np.expm1(eps - np.log(k)), (k - 1) * np.exp(-eps) / k))
@@ -564,18 +563,11 @@ def lip_uniform_hamming_level(D: float, k: int) -> float:
         ``ε*`` in ``[0, ∞]``.
     """
     k = as_positive_int(k, "k", minimum=2)
-    D = _check_budget(D)
+    D = check_budget(D, "max_distortion")
     if D == 0:
         return float(np.inf)
     upper = np.log(k) + np.log1p(-D) if D < 1 else -np.inf
     return float(max(0.0, upper, np.log((k - 1) / (k * D))))
-
-
-def _check_budget(D) -> float:
-    D = float(D)
-    if np.isnan(D) or D < 0:
-        raise InputError(f"must be a number ≥ 0, got {D}", "max_distortion")
-    return D
 
 
 def _sorted_pmf(probs) -> np.ndarray:
@@ -620,7 +612,7 @@ def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
         ``D*`` in ``[0, 1 − max p]``.
     """
     q = _sorted_pmf(probs)
-    eps = _check_eps(eps)
+    eps = check_level(eps, "epsilon")
     t = math.exp(eps) if eps < math.log(q.size) else float(q.size)  # e^ε ≥ k: every symbol
     return float(max(0.0, 1.0 - _knapsack_accuracy(q, t)))
 
@@ -644,7 +636,7 @@ def maximal_leakage_hamming_level(probs, D: float) -> float:
         ``ε*`` in ``[0, ln |supp p|]``.
     """
     q = _sorted_pmf(probs)
-    target = 1.0 - _check_budget(D)
+    target = 1.0 - check_budget(D, "max_distortion")
     if target <= q[0]:
         return 0.0
     cum = np.cumsum(q)
@@ -656,19 +648,6 @@ def maximal_leakage_hamming_level(probs, D: float) -> float:
 
 
 # --- adaptive composition ([Saeidian-PML], Theorem 4) ---------------------------------------
-def _check_levels(*values: float) -> None:
-    for v in values:
-        if not (v >= 0):
-            raise InputError(f"levels and probabilities must be >= 0, got {v}", "epsilon")
-
-
-def _check_delta_value(delta: float, field: str) -> float:
-    delta = float(delta)
-    if not 0.0 <= delta <= 1.0:
-        raise InputError(f"must lie in [0, 1], got {delta}", field)
-    return delta
-
-
 def adaptive_composition_pml(eps1: float, eps2: float) -> float:
     """ε₁-PML ``P_{Y|X}`` and ε₂-PML ``P_{Z|X,Y=y}`` for every ``y`` (each under its
     posterior ``P_{X|Y=y}``) give an ``(ε₁ + ε₂)``-PML joint release ``P_{YZ|X}``
@@ -684,8 +663,7 @@ def adaptive_composition_pml(eps1: float, eps2: float) -> float:
     float
         ``ε₁ + ε₂``.
     """
-    _check_levels(eps1, eps2)
-    return float(eps1) + float(eps2)
+    return check_level(eps1, "eps1") + check_level(eps2, "eps2")
 
 
 def adaptive_composition_pml_delta(
@@ -703,10 +681,10 @@ def adaptive_composition_pml_delta(
     tuple of float
         ``(ε, δ)``.
     """
-    _check_levels(eps1, eps2)
-    d1 = _check_delta_value(delta1, "delta1")
-    d2 = _check_delta_value(delta2, "delta2")
-    return float(eps1) + float(eps2), d1 + d2 - d1 * d2
+    eps = adaptive_composition_pml(eps1, eps2)
+    d1 = check_probability(delta1, "delta1")
+    d2 = check_probability(delta2, "delta2")
+    return eps, d1 + d2 - d1 * d2
 
 
 def adaptive_composition_pml_tail(
@@ -724,10 +702,10 @@ def adaptive_composition_pml_tail(
     tuple of float
         ``(ε, min(δ₁ + δ₂, 1))``.
     """
-    _check_levels(eps1, eps2)
-    d1 = _check_delta_value(delta1, "delta1")
-    d2 = _check_delta_value(delta2, "delta2")
-    return float(eps1) + float(eps2), min(d1 + d2, 1.0)
+    eps = adaptive_composition_pml(eps1, eps2)
+    d1 = check_probability(delta1, "delta1")
+    d2 = check_probability(delta2, "delta2")
+    return eps, min(d1 + d2, 1.0)
 
 
 def adaptive_composition_eml_pml(eps1: float, delta1: float, eps2: float) -> tuple[float, float]:
@@ -743,8 +721,7 @@ def adaptive_composition_eml_pml(eps1: float, delta1: float, eps2: float) -> tup
     tuple of float
         ``(ε, δ)``.
     """
-    _check_levels(eps1, eps2)
-    return float(eps1) + float(eps2), _check_delta_value(delta1, "delta1")
+    return adaptive_composition_pml(eps1, eps2), check_probability(delta1, "delta1")
 
 
 def adaptive_composition_eml(
@@ -765,11 +742,11 @@ def adaptive_composition_eml(
     tuple of float
         ``(ε, min(δ₁ + δ₂, 1))``; with ``δ₁ = δ₂ = 0`` it is ``(ε₁ + ε₂, 0)``.
     """
-    _check_levels(eps1, eps2, eps_max)
-    d1 = _check_delta_value(delta1, "delta1")
-    d2 = _check_delta_value(delta2, "delta2")
+    total = adaptive_composition_pml(eps1, eps2)  # ln(w e^{ε_max} + e^{ε₁+ε₂}), no overflow
+    eps_max = check_level(eps_max, "eps_max")
+    d1 = check_probability(delta1, "delta1")
+    d2 = check_probability(delta2, "delta2")
     weight = d2 / (d1 + d2) if d1 + d2 > 0 else 0.0
-    total = eps1 + eps2  # ln(w e^{ε_max} + e^{ε₁+ε₂}), without overflow
     eps = float(np.logaddexp(total, np.log(weight) + eps_max) if weight > 0 else total)
     return eps, min(d1 + d2, 1.0)
 
@@ -792,7 +769,7 @@ def geometric_mechanism(eps: float, size: int) -> Mechanism:
     -------
     Mechanism
     """
-    eps = _check_eps(eps)
+    eps = check_level(eps, "epsilon")
     size = int(size)
     if size < 2:
         raise InputError(f"needs at least 2 values, got {size}", "size")

@@ -18,17 +18,10 @@ import math
 
 import numpy as np
 
-from privopt.errors import InputError
 from privopt.measures import _Setting
+from privopt.validation import check_level
 
 __all__ = ["pml_least_delta", "eml_least_delta"]
-
-
-def _check_eps(eps, field: str = "epsilon") -> float:
-    eps = float(eps)
-    if np.isnan(eps) or eps < 0:
-        raise InputError(f"must be a number ≥ 0, got {eps}", field)
-    return eps
 
 
 def pml_least_delta(prior, mechanism, eps: float) -> float:
@@ -51,7 +44,7 @@ def pml_least_delta(prior, mechanism, eps: float) -> float:
     float
         δ in ``[0, 1]``.
     """
-    eps = _check_eps(eps)
+    eps = check_level(eps, "epsilon")
     st = _Setting(prior, mechanism)
     leak = np.log(st.ch.max(axis=0) / st.pu)
     # the same relative slack as pml_tail_level, so that the two functions are inverse
@@ -84,7 +77,7 @@ def eml_least_delta(prior, mechanism, eps: float) -> float:
     float
         δ in ``[0, 1]`` (δ = 1 always suffices: ``h_x(1) = 1``).
     """
-    eps = _check_eps(eps)
+    eps = check_level(eps, "epsilon")
     c = math.exp(eps) if eps < 709.0 else math.inf  # e^ε, without an overflow warning
     st = _Setting(prior, mechanism)
     worst = 0.0

@@ -25,7 +25,12 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
 from privopt.model._validate import as_pmf
-from privopt.validation import as_distortion, check_number, default_neighbors, resolve_neighbors
+from privopt.validation import (
+    as_distortion,
+    check_probability,
+    default_neighbors,
+    resolve_neighbors,
+)
 
 __all__ = [
     "NATS_PER_BIT",
@@ -226,10 +231,7 @@ def _tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> flo
 
 
 def _check_delta(delta: float, field: str = "delta") -> float:
-    delta = check_number(delta, field)
-    if not (0.0 <= delta <= 1.0):
-        raise InputError(f"must lie in [0, 1], got {delta}", field)
-    return delta
+    return check_probability(delta, field)
 
 
 @_with_unit

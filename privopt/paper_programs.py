@@ -29,6 +29,7 @@ from privopt import closed_forms as cf
 from privopt.errors import InputError, SolverError
 from privopt.model import Distortion, JointPrior, database_digits, hamming_neighbors
 from privopt.model._validate import as_positive_int
+from privopt.validation import check_number
 
 __all__ = [
     "RelaxedResult",
@@ -44,13 +45,6 @@ __all__ = [
 
 #: Largest ``m**n`` for which R-PD is built (its joint has ``(m**n)²`` variables).
 MAX_RPD_DATABASES = 256
-
-
-def _check_eps(eps) -> float:
-    eps = float(eps)
-    if not math.isfinite(eps) or eps < 0:
-        raise InputError(f"must be a finite number ≥ 0, got {eps}", "epsilon")
-    return eps
 
 
 def _highs(c, a_ub, b_ub, a_eq, b_eq, what: str):
@@ -121,7 +115,7 @@ def relaxed_privacy_distortion(m: int, n: int, eps: float) -> RelaxedResult:
     """
     m = as_positive_int(m, "m", minimum=2)
     n = as_positive_int(n, "n", minimum=1)
-    eps = _check_eps(eps)
+    eps = check_number(eps, "epsilon")
     size = m**n
     if size > MAX_RPD_DATABASES:
         raise InputError(
@@ -180,7 +174,7 @@ def _shell_sizes(m: int, n: int, levels: int) -> np.ndarray:
 def _profile_args(m, n, eps, levels, mass) -> tuple[int, int, float, int, float]:
     m = as_positive_int(m, "m", minimum=2)
     n = as_positive_int(n, "n", minimum=1)
-    eps = _check_eps(eps)
+    eps = check_number(eps, "epsilon")
     levels = n if levels is None else int(levels)
     if not 0 <= levels <= n:
         raise InputError(f"must lie in 0..n = {n}, got {levels}", "levels")
@@ -370,7 +364,7 @@ def zeta_program(
     """
     import cvxpy as cp  # the exponential cone: only here
 
-    eps = _check_eps(eps)
+    eps = check_number(eps, "epsilon")
     d, zeta, p_y, h_s, log_norm = _zeta_setup(prior, distortion)
     t = eps - h_s + log_norm
     rows = np.flatnonzero(p_y > 0)

@@ -46,6 +46,8 @@ __all__ = [
     "check_flag",
     "check_callable",
     "check_prior",
+    "check_probability",
+    "check_numbers",
     "default_neighbors",
     "resolve_neighbors",
     "as_distortion",
@@ -117,6 +119,59 @@ def check_level(value, field: str = "privacy.epsilon") -> float:
 def check_budget(value, field: str = "privacy.max_distortion") -> float:
     """A distortion budget: a finite number ``≥ 0``."""
     return check_number(value, field)
+
+
+def check_numbers(
+    values, field: str, *, minimum: float = 0.0, maximum: float = math.inf
+) -> np.ndarray:
+    """A number or array of numbers in ``[minimum, maximum]`` (``inf`` allowed when
+    ``maximum`` is), as a float array (0-d for a scalar).
+
+    Parameters
+    ----------
+    values : object
+        What the caller gave.
+    field : str
+        The argument or file key, for the message.
+    minimum, maximum : float
+        The accepted range.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    if isinstance(values, (str, bytes, bool, np.bool_)):
+        raise InputError(f"expected numbers, got {type(values).__name__} {values!r}", field)
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"expected numbers, got {values!r}", field) from None
+    if np.isnan(array).any():
+        raise InputError("expected numbers, got nan", field)
+    if (array < minimum).any() or (array > maximum).any():
+        bad = array[(array < minimum) | (array > maximum)].ravel()[0]
+        raise InputError(f"must lie in [{minimum:g}, {maximum:g}], got {bad:g}", field)
+    return array
+
+
+def check_probability(value, field: str = "delta") -> float:
+    """A probability (``δ`` of a tail guarantee): a number in ``[0, 1]``.
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave.
+    field : str
+        The argument or file key, for the message.
+
+    Returns
+    -------
+    float
+    """
+    number = check_number(value, field)
+    if number > 1.0:
+        raise InputError(f"must lie in [0, 1], got {number:g}", field)
+    return number
 
 
 def check_mode(epsilon, max_distortion) -> tuple[str, float | None, float | None]:

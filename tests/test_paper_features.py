@@ -696,3 +696,27 @@ def test_sweep_warns_once_for_a_class_that_does_not_cover_its_hull():
     assert len([w for w in caught if "convex hull" in str(w.message)]) == 1
     for result in curve.results:
         assert result.extra["robust_pml_hull_level"] > result.epsilon + 0.1
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: CF.krr_distortion("a", 3),
+        lambda: CF.pml_bound_from_ldp("x", 0.1),
+        lambda: CF.pml_bound_from_ldi(1.0, 1.5, 3),
+        lambda: CF.maximal_leakage_bound(1.0, 2.0, 1.0),
+        lambda: CF.adaptive_composition_pml("x", 1.0),
+        lambda: CF.adaptive_composition_eml(1.0, 0.1, 1.0, 0.1, float("nan")),
+        lambda: CF.h("x", 2, 2),
+        lambda: CF.h_inv(-1.0, 2, 2),
+        lambda: CF.binary_entropy(1.5),
+        lambda: CF.exponential_kernel(-1.0, 3),
+        lambda: CF.rate_distortion_hamming_uniform(4, "D"),
+        lambda: guarantees.eml_least_delta([0.5, 0.5], np.eye(2), "x"),
+    ],
+)
+def test_closed_forms_refuse_bad_scalars_with_input_error(call):
+    """Non-numbers, nan and out-of-range values: privopt's InputError (one validation
+    module), never a bare ValueError or TypeError from numpy."""
+    with pytest.raises(InputError):
+        call()
