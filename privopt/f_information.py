@@ -18,12 +18,14 @@ measured on the channel the adversary sees. Logs are natural (nats).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _check_delta, _Setting, _with_unit, pml_per_output
+from privopt.validation import check_number
 
 __all__ = [
     "f_information",
@@ -136,9 +138,7 @@ def hockey_stick_divergence(prior, mechanism, eps: float) -> float:
     float
         The divergence, in ``[0, 1]``.
     """
-    eps = float(eps)
-    if not np.isfinite(eps):
-        raise InputError(f"must be finite, got {eps}", "epsilon")
+    eps = check_number(eps, "epsilon", minimum=-math.inf)
     joint, product = _joint_and_product(prior, mechanism)
     return float(np.clip(joint - np.exp(eps) * product, 0.0, None).sum())
 
@@ -271,11 +271,7 @@ def total_variation_maximal_leakage_bound(prior, mechanism) -> float:
 
 
 def _tail_args(eps, delta, eps_max) -> tuple[float, float, float]:
-    eps, eps_max = float(eps), float(eps_max)
-    if not (np.isfinite(eps) and eps >= 0):
-        raise InputError(f"must be a finite number ≥ 0, got {eps}", "epsilon")
-    if not (np.isfinite(eps_max) and eps_max >= 0):
-        raise InputError(f"must be a finite number ≥ 0, got {eps_max}", "eps_max")
+    eps, eps_max = check_number(eps, "epsilon"), check_number(eps_max, "eps_max")
     return eps, _check_delta(delta), eps_max
 
 

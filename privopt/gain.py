@@ -23,6 +23,7 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _Setting, _with_unit
+from privopt.validation import check_numbers
 
 __all__ = [
     "g_leakage_per_output",
@@ -42,7 +43,7 @@ MAX_GUESSES = 2**20
 
 
 def _as_gain(gain, n_secrets: int) -> np.ndarray:
-    g = np.asarray(gain, dtype=float)
+    g = check_numbers(gain, "gain", minimum=-math.inf)
     if g.ndim != 2 or g.shape[0] != n_secrets or g.shape[1] == 0:
         raise InputError(
             f"must be a |X| × |X̂| array with |X| = {n_secrets} rows, got shape {g.shape}", "gain"

@@ -27,6 +27,7 @@ from privopt.errors import InputError
 from privopt.measures import _check_delta, _tail_threshold
 from privopt.model import NeighborRelation, all_pairs, as_matrix
 from privopt.model._validate import as_pmf
+from privopt.validation import check_level
 
 __all__ = [
     "probabilistic_dp_delta",
@@ -70,7 +71,7 @@ def probabilistic_dp_delta(mechanism, eps: float, neighbors: NeighborRelation | 
         δ in ``[0, 1]``.
     """
     W = as_matrix(mechanism)
-    eps = float(eps)
+    eps = check_level(eps, "epsilon")
     worst = 0.0
     rel = _pairs(W.shape[0], neighbors)
     for a, b in zip(rel.left, rel.right, strict=True):

@@ -713,6 +713,9 @@ def test_sweep_warns_once_for_a_class_that_does_not_cover_its_hull():
         lambda: CF.exponential_kernel(-1.0, 3),
         lambda: CF.rate_distortion_hamming_uniform(4, "D"),
         lambda: guarantees.eml_least_delta([0.5, 0.5], np.eye(2), "x"),
+        lambda: f_information.hockey_stick_divergence([0.5, 0.5], np.eye(2), "x"),
+        lambda: persuasive.probabilistic_dp_delta(np.eye(2), "x"),
+        lambda: gain.g_leakage_per_output([0.5, 0.5], np.eye(2), "x"),
     ],
 )
 def test_closed_forms_refuse_bad_scalars_with_input_error(call):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, NeighborRelation
 
 __all__ = ["Translations", "TranslationInvariantMechanism", "translation_group", "first_row"]
@@ -83,7 +84,11 @@ class TranslationInvariantMechanism:
         """The full matrix (refused above ``max_size`` rows)."""
         n = self.group.size
         if n > max_size:
-            raise ValueError(f"{n} × {n} is too large to hold densely (limit {max_size} rows)")
+            raise InputError(
+                f"{n} × {n} is too large to hold densely (limit {max_size} rows): use row() "
+                "or sample() on the structured mechanism",
+                "mechanism",
+            )
         x = np.arange(n)
         return self.f[self.group.combine(x[None, :], x[:, None], -1)]
 
