@@ -295,31 +295,19 @@ def _rate_distortion(
     def df_of(pt):
         return pt.s * pt.dD_ds / (pt.D - rd.D_min)
 
-    lo, hi, _ = search(
+    # the mixture of the bracket's ends meets E[d] = D
+    return _searched(
         rd,
         top,
+        known,
+        max_slopes,
+        chord,
         f_of,
         df_of,
-        lambda lo, hi: chord(lo, hi)[1] - rd.lower_bound_rate(D),
-        initial_slope(rd, known, f_of, df_of),
-        max_slopes,
-    )
-    alpha = min(max(chord(lo, hi)[0], 0.0), 1.0)
-    W = alpha * rd.mechanism_of(lo) + (1 - alpha) * rd.mechanism_of(hi)  # meets E[d] = D
-    level = mutual_information(p, W)
-    lower = rd.lower_bound_rate(D)
-    cert = {"duality_gap": max(level - lower, 0.0), "lower_bound": lower}
-    return _result(
-        rd,
-        W,
-        level,
-        rd.expected(W),
-        cert,
+        lambda: rd.lower_bound_rate(D),
         info,
         start,
-        slope=hi if alpha < 0.5 else lo,
-        bracket=(lo.s, hi.s),
-        carry=rd.carry(top, lo, hi),
+        by_distortion=False,
     )
 
 
@@ -405,31 +393,65 @@ def _distortion_rate(
     def df_of(pt):  # d(−I)/d ln s = s² dD/ds since R'(D) = −s
         return pt.s**2 * pt.dD_ds
 
+    return _searched(
+        rd,
+        top,
+        known,
+        max_slopes,
+        chord,
+        f_of,
+        df_of,
+        lambda: rd.lower_bound_distortion(eps),
+        info,
+        start,
+        by_distortion=True,
+    )
+
+
+def _searched(
+    rd: RateDistortion,
+    top: SlopePoint,
+    known: dict,
+    max_slopes: int,
+    chord,
+    f_of,
+    df_of,
+    lower_bound,
+    info: dict,
+    start: float,
+    *,
+    by_distortion: bool,
+) -> RateDistortionSolution:
+    """Both budgets' common end: narrow the slope bracket (:func:`search`), mix its two
+    mechanisms at the chord's weight (``chord(lo, hi) = (α, chord value)``) and certify the
+    mixture by the best Blahut bound over the slopes solved (``lower_bound()``: on the rate
+    for a distortion budget, on the distortion for a rate budget)."""
     lo, hi, _ = search(
         rd,
         top,
         f_of,
         df_of,
-        lambda lo, hi: chord(lo, hi)[1] - rd.lower_bound_distortion(eps),
+        lambda lo, hi: chord(lo, hi)[1] - lower_bound(),
         initial_slope(rd, known, f_of, df_of),
         max_slopes,
     )
     alpha = min(max(chord(lo, hi)[0], 0.0), 1.0)
     W = alpha * rd.mechanism_of(lo) + (1 - alpha) * rd.mechanism_of(hi)
-    dist = rd.expected(W)
-    lower = rd.lower_bound_distortion(eps)
-    cert = {"duality_gap": max(dist - lower, 0.0), "lower_bound": lower}
+    level, dist = mutual_information(rd.p, W), rd.expected(W)
+    lower = lower_bound()
+    gap = (dist if by_distortion else level) - lower
+    cert = {"duality_gap": max(gap, 0.0), "lower_bound": lower}
     return _result(
         rd,
         W,
-        mutual_information(p, W),
+        level,
         dist,
         cert,
         info,
         start,
         slope=hi if alpha < 0.5 else lo,
         bracket=(lo.s, hi.s),
-        by_distortion=True,
+        by_distortion=by_distortion,
         carry=rd.carry(top, lo, hi),
     )
 
