@@ -424,6 +424,44 @@ class Notion:
 NOTIONS: dict[str, Notion] = {}
 
 
+def best_over_row_signs(
+    lctx: LagrangeContext, per_output: Callable[[np.ndarray], np.ndarray], constant: float
+) -> float | None:
+    """The decomposition bound (:meth:`Notion.decomposition_bound`) at the row duals:
+    ``Σ_y p(y) λ(y) + constant + min_u per_output(a_u)`` with ``λ = ±ν/p``, the better of
+    the two signs (the row duals' sign convention differs between solvers; every ``λ``
+    gives a valid bound).
+
+    Parameters
+    ----------
+    lctx : LagrangeContext
+        With ``row_duals``.
+    per_output : callable
+        ``a ↦`` the least value of one output's term per output cost vector ``a_u``.
+    constant : float
+        Added to the bound.
+
+    Returns
+    -------
+    float or None
+        ``None`` when neither sign gives a finite bound.
+    """
+    p_y = lctx.prior.input_probs
+    pos = p_y > 0
+    best = None
+    for sign in (-1.0, 1.0):
+        shift = np.zeros_like(p_y)
+        with np.errstate(over="ignore", invalid="ignore"):
+            shift[pos] = sign * np.asarray(lctx.row_duals, dtype=float)[pos] / p_y[pos]
+        a = lctx.output_costs(shift)
+        if not np.isfinite(a).all():
+            continue
+        value = float(p_y @ shift) + constant + float(np.min(per_output(a)))
+        if np.isfinite(value):
+            best = value if best is None else max(best, value)
+    return best
+
+
 def register(notion_cls: type[Notion]) -> type[Notion]:
     """Class decorator: add a notion (and its aliases) to :data:`NOTIONS`."""
     instance = notion_cls()

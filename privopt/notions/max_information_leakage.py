@@ -14,7 +14,14 @@ from scipy import stats
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
+from privopt.notions.base import (
+    DesignContext,
+    LagrangeTerms,
+    Notion,
+    best_over_row_signs,
+    dual_array,
+    register,
+)
 
 
 @register
@@ -57,11 +64,9 @@ class MaxInformationLeakage(Notion):
         # problem, Gibbs), maximised over τ per output
         if lctx.row_duals is None:
             return None
-        from privopt.notions.mutual_information import _best_over_signs
-
         p = lctx.p_secret
         h = float(-(p * np.log(p)).sum()) - lctx.level_value
-        return _best_over_signs(lctx, lambda a: _least_cost_at_entropy(a, h), 0.0)
+        return best_over_row_signs(lctx, lambda a: _least_cost_at_entropy(a, h), 0.0)
 
 
 def _least_cost_at_entropy(a: np.ndarray, h: float, steps: int = 80) -> np.ndarray:

@@ -13,7 +13,14 @@ from scipy import stats
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
+from privopt.notions.base import (
+    DesignContext,
+    LagrangeTerms,
+    Notion,
+    best_over_row_signs,
+    dual_array,
+    register,
+)
 
 
 @register
@@ -91,7 +98,7 @@ class MutualInformation(Notion):
         mu = scale * float(dual_array(lctx.multipliers[0], ()))
         if not mu > 0:
             return None
-        return _best_over_signs(
+        return best_over_row_signs(
             lctx, lambda a: -mu * _log_mean_exp(lctx.p_secret, -a / mu), -mu * lctx.level_value
         )
 
@@ -106,22 +113,3 @@ def _log_mean_exp(p: np.ndarray, values: np.ndarray) -> np.ndarray:
         top = values.max(axis=0)
         top = np.where(np.isfinite(top), top, 0.0)
         return top + np.log(np.sum(p[:, None] * np.exp(values - top[None, :]), axis=0))
-
-
-def _best_over_signs(lctx, per_output, constant: float) -> float | None:
-    """``Σ_y p(y) λ(y) + constant + min_u per_output(a_u)`` with ``λ = ±ν/p`` (the row duals'
-    sign convention differs between solvers; every ``λ`` gives a valid bound)."""
-    p_y = lctx.prior.input_probs
-    pos = p_y > 0
-    best = None
-    for sign in (-1.0, 1.0):
-        shift = np.zeros_like(p_y)
-        with np.errstate(over="ignore", invalid="ignore"):
-            shift[pos] = sign * np.asarray(lctx.row_duals, dtype=float)[pos] / p_y[pos]
-        a = lctx.output_costs(shift)
-        if not np.isfinite(a).all():
-            continue
-        value = float(p_y @ shift) + constant + float(np.min(per_output(a)))
-        if np.isfinite(value):
-            best = value if best is None else max(best, value)
-    return best
