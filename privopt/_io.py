@@ -373,7 +373,9 @@ def check_output_path(
     ------
     InputError
         Naming ``option``: unknown extension, missing folder, folder not writable, the path is
-        a directory or a special file (FIFO, device), or it is one of ``inputs``.
+        a directory or a special file (FIFO, device, socket), it names a stream of this
+        process (``/dev/stdout``, ``/dev/fd/*``, ``/proc/*/fd/*``, or the file that standard
+        output or error is redirected to), or it is one of ``inputs``.
     """
     name = os.fspath(path)
     if extensions is not None:
@@ -382,6 +384,14 @@ def check_output_path(
         if ext not in allowed:
             what = f"unknown extension {ext!r}" if ext else f"no extension in {name!r}"
             raise InputError(f"{what}: use {_or_list(allowed)}", option)
+    stream = _standard_stream(name)
+    if stream is not None:
+        hint = "; --json prints the table on stdout" if option == "--csv" else ""
+        raise InputError(
+            f"{name!r} is {stream}; privopt writes only regular files (they are replaced "
+            f"atomically): give a file name{hint}",
+            option,
+        )
     real = os.path.realpath(name)
     folder = os.path.dirname(real)
     if not os.path.isdir(folder):
@@ -390,8 +400,11 @@ def check_output_path(
         )
     if os.path.isdir(real):
         raise InputError(f"{name!r} is a directory; give a file name", option)
-    if os.path.exists(real):
-        kind = _kind_of(os.stat(real).st_mode)
+    for candidate in (name, real):  # what the path leads to, links followed
+        try:
+            kind = _kind_of(os.stat(candidate).st_mode)
+        except OSError:  # not there yet
+            continue
         if kind is not None:
             raise InputError(
                 f"{name!r} is {kind}; privopt writes only regular files (they are replaced "
@@ -406,6 +419,59 @@ def check_output_path(
                 f"{name!r} is an input of this command; it would be overwritten", option
             )
     return name
+
+
+#: Paths that name a file descriptor of a process rather than a file (``/dev/stdout``,
+#: ``/dev/fd/1``, ``/proc/self/fd/1``, ``/proc/<pid>/fd/<n>``, ``/proc/<pid>/task/<t>/fd/<n>``).
+_DESCRIPTOR_PATH = re.compile(
+    r"^/(?:dev/(?:fd(?:/|$)|std(?:in|out|err)$)|proc/[^/]+/(?:task/[^/]+/)?fd(?:/|$))"
+)
+_STREAMS = (
+    (1, "this process's standard output"),
+    (2, "this process's standard error"),
+    (0, "this process's standard input"),
+)
+
+
+def _link_chain(name: str, hops: int = 40) -> list[str]:
+    """``name`` (absolute) and every path its symbolic links lead through, each with the
+    folders above it resolved (``/dev/stdout`` → ``/proc/self/fd/1`` → the file of fd 1)."""
+    path = os.path.abspath(name)
+    chain = [path]
+    for _ in range(hops):
+        resolved = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if resolved != path:
+            chain.append(resolved)
+        try:
+            target = os.readlink(resolved)
+        except OSError:  # not a link (or gone): the end of the chain
+            break
+        path = os.path.normpath(os.path.join(os.path.dirname(resolved), target))
+        chain.append(path)
+    return chain
+
+
+def _standard_stream(name: str) -> str | None:
+    """What ``name`` is when it stands for a stream of this process rather than a file (a
+    ``/dev/fd``, ``/proc/*/fd`` or ``/dev/std*`` path, or the very file or pipe that is this
+    process's standard input, output or error), else ``None``."""
+    for path in _link_chain(name):
+        if _DESCRIPTOR_PATH.match(path):
+            return "a file descriptor path (a stream such as stdout, not a file)"
+    try:
+        info = os.stat(name)  # links followed: the file the path leads to
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a device, FIFO…: refused for what it is
+        return None
+    for fd, what in _STREAMS:
+        try:
+            other = os.fstat(fd)
+        except OSError:  # closed
+            continue
+        if (info.st_dev, info.st_ino) == (other.st_dev, other.st_ino):
+            return what
+    return None
 
 
 def _or_list(items: tuple[str, ...]) -> str:

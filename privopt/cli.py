@@ -197,6 +197,49 @@ def _about(path: str | None):
         raise
 
 
+@contextlib.contextmanager
+def _options_named(args: argparse.Namespace):
+    """Name the command-line option instead of the file key in the errors of a solve whose
+    setting came from the command line: ``--solver`` (not ``solver.name``) when ``--solver``
+    was given, and ``--max-memory`` (not ``PRIVOPT_MAX_MEMORY / max_memory=``) for a request
+    that no method can hold within the memory bound."""
+    try:
+        yield
+    except InputError as exc:
+        renamed = _option_error(exc, getattr(args, "solver", None), args)
+        if renamed is None:
+            raise
+        raise renamed from None
+
+
+_FIELD_SOLVER = "solver.name: "
+
+
+def _option_error(
+    exc: InputError, solver: str | None, args: argparse.Namespace
+) -> InputError | None:
+    """The error ``exc`` (raised by the method choice) reworded for the command line, or
+    ``None`` when it is not about a command-line option."""
+    text = str(exc)
+    at = text.find(_FIELD_SOLVER)
+    if exc.field != "solver.name" or at < 0:
+        return None
+    head, body = text[:at], text[at + len(_FIELD_SOLVER) :]
+    if body.startswith("no installed method solves"):  # the memory bound, not a solver name
+        body = body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory").replace(
+            "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
+            "raise --max-memory to change it",
+        )
+        if getattr(args, "max_memory", None) is not None:
+            return InputError(body, "--max-memory")
+        err = InputError(head + body)  # the file's request: its name, no wrong key
+        err.field = None
+        return err
+    if solver is not None:
+        return InputError(body, "--solver")
+    return None
+
+
 def _parse_range(text: str, option: str, max_points: int = MAX_CURVE_POINTS) -> list[float]:
     """``START:STOP:COUNT`` → COUNT evenly spaced values from START to STOP inclusive (COUNT at
     most ``max_points``, checked before anything is allocated)."""
@@ -215,7 +258,11 @@ def _parse_range(text: str, option: str, max_points: int = MAX_CURVE_POINTS) -> 
     if count > max_points:
         raise InputError(_too_many_points(count, max_points), option)
     if not (math.isfinite(start) and math.isfinite(stop)) or start < 0 or stop < 0:
-        raise InputError(f"START and STOP must be finite numbers >= 0, got {text!r}", option)
+        what = "a privacy level ε" if option == "--epsilon" else "a distortion budget"
+        raise InputError(
+            f"START and STOP must be finite numbers >= 0 ({what} cannot be negative), got {text!r}",
+            option,
+        )
     if count == 1:
         return [start]
     return [float(v) for v in np.linspace(start, stop, count)]
@@ -383,10 +430,15 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
         return _lines(lines + [""] + _reference_lines(spec, checks))
     solver = out.get("solver", {})
     timing = solver.get("solve_time_s")
+    name = solver.get("name") or ""
+    if name:
+        shown = name + (f" ({timing:.3g} s)" if isinstance(timing, float) else "")
+    else:  # stopped (e.g. by the time limit) before any method returned an answer
+        tried = ", ".join(str(t) for t in solver.get("tried") or [])
+        shown = "none finished" + (f" (tried: {tried})" if tried else "")
     lines.append(
         f"status      {out['status']}, verified: {'yes' if out['verified'] else 'NO'}   "
-        f"solver: {solver.get('name', '?')}"
-        + (f" ({timing:.3g} s)" if isinstance(timing, float) else "")
+        f"solver: {shown}"
     )
     if out.get("line_search"):
         ls = out["line_search"]
@@ -590,7 +642,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 f"only .json holds it (its compact description); {ext} needs the dense matrix",
                 "--out",
             )
-    out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
+    with _options_named(args):
+        out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
     has_answer = out.get("mechanism") is not None or out.get("structured_mechanism")
     if args.out and has_answer and (out.get("mechanism") is not None or ext == ".json"):
         _write_mechanism(out, args.out)
@@ -911,7 +964,8 @@ def cmd_curve(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit code: 0 every point solved or infeasible, 3 a point failed.
+        The exit code: 0 every point solved or infeasible, 3 a point failed or hit the time
+        limit (the points computed are still printed and written).
     """
     from privopt.notions import get_notion
 
@@ -947,7 +1001,7 @@ def cmd_curve(args: argparse.Namespace) -> int:
     stream = _CsvStream(args.csv, mode, unit) if args.csv else None
     deadline = _deadline(args.time_limit, spec.time_limit)
     try:
-        with _stop_after_point_on_ctrl_c(stream is not None) as stop:
+        with _stop_after_point_on_ctrl_c(stream is not None) as stop, _options_named(args):
             curves = [
                 _run_sweep(
                     spec,
@@ -979,11 +1033,27 @@ def cmd_curve(args: argparse.Namespace) -> int:
         for what, path in (("table", args.csv), ("figure", args.plot)):
             if path:
                 print(f"\nwrote the {what} to {escape_text(path)}")
+    code = 0
     errors = [r for r in records if r.get("status") == "error"]
     if errors:
         _note(f"privopt: {spec.path}: {len(errors)} point(s) failed; first: {errors[0]['message']}")
-        return 3
-    return 0
+        code = 3
+    if _note_time_limit(spec.path, records):
+        code = 3
+    return code
+
+
+def _note_time_limit(path: str, records: list[dict], more: str = "") -> int:
+    """Say on stderr how many curve points stopped at the time limit (``more`` is appended);
+    return that number."""
+    timed_out = [r for r in records if r.get("status") == "time_limit"]
+    if timed_out:
+        reason = timed_out[0].get("message") or "time limit reached"
+        _note(
+            f"privopt: {path}: {len(timed_out)} of {len(records)} curve point(s) hit the time "
+            f"limit ({reason}){'; ' + more if more else ''}"
+        )
+    return len(timed_out)
 
 
 def _optioned_levels(spec: ProblemSpec, matrix) -> dict[str, float]:
@@ -1279,7 +1349,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit code: 0 solved, 1 infeasible.
+        The exit code: 0 solved, 1 infeasible, 3 the solve or a curve point hit the time limit
+        (what was computed is still reported and drawn).
     """
     start = time.perf_counter()
     spec = _load_demo()
@@ -1293,7 +1364,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 f"cannot create {out_dir!r}: {exc.strerror or exc}", "--out-dir"
             ) from None
         target = check_output_path(os.path.join(out_dir, DEMO_FIGURE), "--out-dir")
-    out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
+    with _options_named(args):
+        out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
     figure = None
     curves = []
     if target is not None:
@@ -1301,11 +1373,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         points = [float(v) for v in np.linspace(start_eps, stop_eps, count)]
         notions = ["identifiability", "dp"]
         deadline = _deadline(args.time_limit, spec.time_limit)
-        curves = [
-            _run_sweep(spec, n, "epsilon", points, args.solver, deadline=deadline) for n in notions
-        ]
+        with _options_named(args):
+            curves = [
+                _run_sweep(spec, n, "epsilon", points, args.solver, deadline=deadline)
+                for n in notions
+            ]
         highlight = None
-        if out["status"] != "infeasible":
+        if out["status"] != "infeasible" and out.get("epsilon") is not None:
             highlight = (
                 out["epsilon"],
                 out["distortion"],
@@ -1317,9 +1391,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         except _NoMatplotlib as exc:
             _note(f"privopt: warning: no figure: {exc}")
     elapsed = time.perf_counter() - start
+    records = _curve_records(curves)
+    timed_out = sum(r.get("status") == "time_limit" for r in records)
     if args.json:
         out["figure"] = figure
-        out["curves"] = _curve_records(curves)
+        out["curves"] = records
         _print_json(out)
     else:
         print(_solve_text(spec, out, checks, result))
@@ -1329,8 +1405,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 f"[{DEMO_SWEEP[0]:g}, {DEMO_SWEEP[1]:g}] with the closed forms of Wang et al.:"
             )
             print(f"  wrote {escape_text(figure)}")
+        if timed_out:
+            print(
+                f"  {timed_out} of {len(records)} curve points hit the time limit and are left "
+                "out of the figure"
+            )
         print(f"\n(done in {elapsed:.1f} s; try `privopt solve problems/<file>.toml` next)")
-    return 1 if out["status"] == "infeasible" else 0
+    if out["status"] == "infeasible":
+        return 1
+    code = 0
+    if out["status"] == "time_limit":
+        _note(f"privopt: {spec.path}: {out.get('message') or 'time limit reached'}")
+        code = 3
+    if _note_time_limit(spec.path, records, "left out of the figure"):
+        code = 3
+    return code
 
 
 def cmd_notions(args: argparse.Namespace) -> int:
@@ -1475,17 +1564,19 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected seconds (a number > 0), got {text!r}") from None
     try:
         return check_time_limit(value, "--time-limit")
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    except InputError as exc:  # argparse names the option: drop the field of the message
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--time-limit: ")) from None
 
 
-def _time_limit_option(p: argparse.ArgumentParser, what: str = "") -> None:
+def _time_limit_option(
+    p: argparse.ArgumentParser, what: str = "", outcome: str = "with status time_limit (exit 3)"
+) -> None:
     p.add_argument(
         "--time-limit",
         metavar="SECONDS",
         type=_seconds,
         default=None,
-        help=f"stop after SECONDS{' ' + what if what else ''} with status time_limit (exit 3); "
+        help=f"stop after SECONDS{' ' + what if what else ''} {outcome}; "
         "overrides [solver] time_limit",
     )
 
@@ -1617,7 +1708,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
-    _time_limit_option(p, "for the whole curve")
+    _time_limit_option(
+        p,
+        "for the whole curve",
+        "(the points not reached get status time_limit; exit 3 when any did)",
+    )
     _memory_option(p)
     _unit_option(p)
     p.set_defaults(func=cmd_curve)
@@ -1651,7 +1746,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--solver", metavar="NAME", help="a cvxpy solver or privopt fast path (privopt solvers)"
     )
-    _time_limit_option(p)
+    _time_limit_option(
+        p,
+        "for the solve and again for the curves",
+        "(status time_limit; exit 3 when the solve or any curve point hit it)",
+    )
     _memory_option(p)
     p.set_defaults(func=cmd_demo)
 
@@ -1681,18 +1780,81 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--retry-errors", action="store_true", help="solve again the problems recorded as errors"
     )
-    _time_limit_option(p, "for each problem")
+    _time_limit_option(
+        p,
+        "for each problem",
+        "(recorded with status time_limit; the batch goes on and exits 0)",
+    )
     _memory_option(p)
     p.set_defaults(func=cmd_batch)
 
-    p = sub.add_parser("notions", parents=[common], help="list the privacy notions")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser(
+        "notions",
+        parents=[common],
+        help="list the privacy notions",
+        description="List the privacy notions privopt designs for: name, convexity, the paper "
+        "that defines it, aliases and the [privacy] options it takes.",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON array on stdout (name, aliases, convexity, uses_neighbors, source, "
+        "options)",
+    )
     p.set_defaults(func=cmd_notions)
 
-    p = sub.add_parser("solvers", parents=[common], help="list the available solvers")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser(
+        "solvers",
+        parents=[common],
+        help="list the available solvers",
+        description="List the installed methods (cvxpy solvers and privopt fast paths) with "
+        "what each is and which notions it solves on which kinds of prior.",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON array on stdout (name, family, description, notions)",
+    )
     p.set_defaults(func=cmd_solvers)
     return parser
+
+
+#: Options whose value (a START:STOP:COUNT range, a size) may start with a minus sign.
+_RANGE_OPTIONS = ("--epsilon", "--max-distortion", "--max-memory")
+_NEGATIVE = re.compile(r"-\.?\d")
+
+
+def _join_negative_ranges(argv: Sequence[str]) -> list[str]:
+    """``--epsilon -1:1:3`` → ``--epsilon=-1:1:3``: argparse takes a value that starts with
+    ``-`` and is not a plain number for an option and says only "expected one argument"; joined,
+    the value reaches its own check, which says what is wrong with it.
+
+    Parameters
+    ----------
+    argv : sequence of str
+        The arguments.
+
+    Returns
+    -------
+    list of str
+        The arguments, with each option of :data:`_RANGE_OPTIONS` joined to a following value
+        that starts with ``-`` and a digit.
+    """
+    args = [str(a) for a in argv]
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":  # what follows is positional
+            out += args[i:]
+            break
+        if arg in _RANGE_OPTIONS and i + 1 < len(args) and _NEGATIVE.match(args[i + 1]):
+            out.append(f"{arg}={args[i + 1]}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1711,12 +1873,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_join_negative_ranges(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help / --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else 2
-    if args.command is None:
-        parser.print_help()
-        return 0
+    if args.command is None:  # a usage error: the help, on stderr, and exit 2
+        parser.print_help(sys.stderr)
+        print("\nprivopt: error: give a command (e.g. privopt demo)", file=sys.stderr)
+        return 2
     want_json = bool(getattr(args, "json", False))
     for stream in (sys.stdout, sys.stderr):  # never fail on ε, ⊗ … with a non-UTF-8 console
         with contextlib.suppress(AttributeError, ValueError, OSError):

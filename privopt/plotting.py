@@ -582,6 +582,56 @@ def _legend_below(ax, fig, handles, labels, ncols: int):
     )
 
 
+def _check_curves(curves) -> list:
+    """The curves of :func:`plot_curves` as a list (one curve is taken as a list of one), or
+    an :class:`InputError` saying what is expected (curves from :func:`privopt.sweep`)."""
+    from privopt.solve import Curve
+
+    if isinstance(curves, Curve):
+        return [curves]
+    try:
+        items = list(curves)
+    except TypeError:
+        items = None
+    if items is None or isinstance(curves, (str, bytes)) or isinstance(curves, dict):
+        raise InputError(
+            f"expected a list of curves (privopt.sweep results), got {type(curves).__name__}",
+            "curves",
+        )
+    for i, item in enumerate(items):
+        if not all(hasattr(item, a) for a in ("notion", "mode", "records", "column")):
+            raise InputError(
+                f"item {i} is {type(item).__name__} {item!r:.60}, not a Curve: pass the results "
+                "of privopt.sweep (one per notion)",
+                "curves",
+            )
+    return items
+
+
+def _check_highlight(highlight) -> tuple[float, float, str] | None:
+    """``(epsilon, distortion, label)``, or ``None`` when there is nothing to mark (no level or
+    no distortion, e.g. a design stopped by its time limit)."""
+    if highlight is None:
+        return None
+    try:
+        x, y, label = highlight
+    except (TypeError, ValueError):
+        raise InputError(
+            f"expected (epsilon, distortion, label), got {highlight!r:.80}", "highlight"
+        ) from None
+    if x is None or y is None:
+        return None
+    try:
+        x, y = float(x), float(y)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"expected numbers for epsilon and distortion, got {highlight!r:.80}", "highlight"
+        ) from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return None
+    return x, y, str(label)
+
+
 def plot_curves(
     curves: Sequence,
     path: str | os.PathLike | None = None,
@@ -601,8 +651,8 @@ def plot_curves(
     Parameters
     ----------
     curves : sequence of :class:`privopt.solve.Curve`
-        One line per curve (per notion). Points that are infeasible or failed are left out and
-        counted in the legend.
+        One line per curve (per notion); a single curve is drawn alone. Points that are
+        infeasible or failed are left out and counted in the legend.
     path : str or path-like, optional
         Also write the figure there (same as ``save_figure(fig, path)``).
     ax : matplotlib.axes.Axes, optional
@@ -616,7 +666,8 @@ def plot_curves(
     title : str, optional
         Default :func:`sweep_title`; ``""`` for none (e.g. a figure with a caption).
     highlight : (epsilon, distortion, label), optional
-        One point to mark with a star, e.g. the solved design.
+        One point to mark with a star, e.g. the solved design; not drawn when its level or
+        distortion is ``None`` or not finite (a design stopped by its time limit).
     closed_form : bool
         Draw the closed forms of the papers where they apply (default true), and mark at each
         point the closed-form values its own checks compared it with (``result.closed_form``;
@@ -634,11 +685,16 @@ def plot_curves(
 
     Raises
     ------
-    ValueError
-        For an unknown ``legend`` placement.
+    InputError
+        For an unknown ``legend`` placement, ``curves`` that are not curves, or a malformed
+        ``highlight``.
     """
     if legend not in ("below", "right", "inside", None):
-        raise ValueError(f"legend must be 'below', 'right', 'inside' or None, got {legend!r}")
+        raise InputError(
+            f"unknown placement {legend!r}: use 'below', 'right', 'inside' or None", "legend"
+        )
+    curves = _check_curves(curves)
+    highlight = _check_highlight(highlight)
     prior, distortion = _as_problem(prior, distortion)
     own = ax is None
     if own:
@@ -956,19 +1012,27 @@ def save_figure(
     Raises
     ------
     InputError
-        For another extension (the message lists the formats), or when the file cannot be
-        written (with ``option``; without it an :class:`OSError` propagates).
+        For another extension (the message lists the formats), a folder that does not exist,
+        or when the file cannot be written (named by ``option``, else by ``path``).
     """
     from privopt._io import atomic_write
 
     name = os.fspath(path)
+    field = option or "path"
     ext = os.path.splitext(name)[1].lower()
     if ext not in FIGURE_FORMATS:
         what = f"unknown figure format {ext!r}" if ext else f"no extension in {name!r}"
-        raise InputError(f"{what}: use .png, .pdf or .svg", option or "path")
+        raise InputError(f"{what}: use .png, .pdf or .svg", field)
+    folder = os.path.dirname(os.path.realpath(name))
+    if not os.path.isdir(folder):
+        shown = os.path.dirname(os.path.abspath(name))
+        raise InputError(
+            f"cannot write {name!r}: its folder {shown!r} does not exist; create it first",
+            field,
+        )
     fmt = ext[1:]
 
     def write(fh) -> None:
         fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.04)
 
-    return atomic_write(name, write, binary=True, option=option)
+    return atomic_write(name, write, binary=True, option=field)

@@ -246,7 +246,39 @@ def test_demo_writes_its_figure(tmp_path, capsys):
     assert "optimal mechanism" in out and "leakage" in out and str(figure) in out
 
 
+def test_demo_at_its_time_limit_ends_cleanly_with_exit_3(tmp_path, capsys):
+    """The solve and every curve point stop at once: no crash on the missing level (the
+    figure skips the star), the report says what stopped, and the exit code is 3."""
+    code, out, err = run(capsys, "demo", "--time-limit", "1e-6", "--out-dir", tmp_path)
+    assert code == 3, err
+    assert "status      time_limit" in out and "solver: none finished" in out
+    assert "solver:  (" not in out
+    assert "62 of 62 curve points hit the time limit" in out
+    assert "time limit of 1e-06 s reached" in err
+    assert "62 of 62 curve point(s) hit the time limit" in err
+    assert (tmp_path / DEMO_FIGURE).read_bytes()[:8] == PNG_MAGIC
+
+
 # --- curve -----------------------------------------------------------------------------------
+def test_curve_at_its_time_limit_exits_3_and_keeps_the_points(tmp_path, capsys):
+    path = ROOT / "problems" / "maximal_leakage.toml"
+    table = tmp_path / "c.csv"
+    code, out, err = run(
+        capsys, "curve", path, "--epsilon", "0:1:3", "--time-limit", "1e-6", "--csv", table
+    )
+    assert code == 3
+    assert sum(line.endswith("  time_limit") for line in out.splitlines()) == 3
+    assert f"wrote the table to {table}" in out
+    assert "3 of 3 curve point(s) hit the time limit" in err
+    with open(table, newline="") as fh:
+        assert [r["status"] for r in csv.DictReader(fh)] == ["time_limit"] * 3
+    code, records, err = run_json(
+        capsys, "curve", path, "--epsilon", "0:1:2", "--time-limit", "1e-6"
+    )
+    assert code == 3 and [r["status"] for r in records] == ["time_limit"] * 2
+    assert "2 of 2 curve point(s)" in err
+
+
 def test_curve_writes_csv_json_and_plot(tmp_path, capsys):
     path = ROOT / "problems" / "wang_product_dp.toml"
     csv_path, png = tmp_path / "curve.csv", tmp_path / "curve.png"
@@ -499,9 +531,84 @@ def test_unexpected_error_exits_3_without_traceback(monkeypatch, capsys):
 def test_help_and_no_command(capsys):
     assert main(["--help"]) == 0
     assert "solve" in capsys.readouterr().out
-    assert main([]) == 0
+    assert main([]) == 2  # a usage error: the help on stderr, nothing on stdout
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: privopt" in err and "give a command" in err
     assert main(["frobnicate"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["notions", "solvers"])
+def test_list_commands_have_help_texts(capsys, command):
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert f"usage: privopt {command}" in out and "List the" in out
+    json_help = out.split("--json", 2)[-1]
+    assert "JSON array on stdout" in json_help
+
+
+def test_time_limit_help_matches_the_exit_codes(capsys):
+    """curve and demo exit 3 at the time limit; batch records it and exits 0 (README)."""
+    texts = {}
+    for command in ("solve", "curve", "demo", "batch"):
+        assert main([command, "--help"]) == 0
+        texts[command] = " ".join(capsys.readouterr().out.split())
+    assert "time_limit (exit 3)" in texts["solve"]
+    assert "exit 3 when any did" in texts["curve"]
+    assert "exit 3 when the solve or any curve point hit it" in texts["demo"]
+    assert "exit 3" not in texts["batch"] and "exits 0" in texts["batch"]
+
+
+def test_usage_errors_name_the_option_once(capsys):
+    code, _, err = run(
+        capsys, "solve", ROOT / "problems" / "maximal_leakage.toml", "--time-limit", "-5"
+    )
+    assert code == 2
+    assert "argument --time-limit: must be a number > 0, got -5" in err
+    assert "--time-limit: --time-limit" not in err
+
+
+@pytest.mark.parametrize(
+    "option, value, words",
+    [
+        ("--epsilon", "-1:1:3", "a privacy level ε cannot be negative"),
+        ("--max-distortion", "-0.5:1:3", "a distortion budget cannot be negative"),
+        ("--epsilon", "-.5:1:3", "cannot be negative"),
+    ],
+)
+def test_a_negative_range_reaches_the_range_check(capsys, option, value, words):
+    code, _, err = run(capsys, "curve", ROOT / "problems" / "maximal_leakage.toml", option, value)
+    assert code == 2
+    assert "expected one argument" not in err
+    assert f"privopt: error: {option}: START and STOP must be finite numbers >= 0" in err
+    assert words in err and repr(value) in err
+
+
+def test_errors_name_the_command_line_option_they_came_from(tmp_path, capsys):
+    path = ROOT / "problems" / "maximal_leakage.toml"
+    for argv in (["solve", path], ["curve", path, "--epsilon", "0:1:2"]):
+        code, _, err = run(capsys, *argv, "--solver", "GUROBIX")
+        assert code == 2
+        assert err.startswith("privopt: error: --solver: unknown solver 'GUROBIX'"), err
+        assert "solver.name" not in err
+    code, _, err = run(capsys, "solve", path, "--max-memory", "1K")
+    assert code == 2
+    assert err.startswith("privopt: error: --max-memory: no installed method solves"), err
+    assert "raise the bound with --max-memory" in err
+    assert "solver.name" not in err and "max_memory=" not in err
+    # a name the file gives is still the file's key
+    text = path.read_text(encoding="utf-8").replace(
+        "[reference]", '[solver]\nname = "NOPE"\n\n[reference]'
+    )
+    bad = write(tmp_path, "bad_solver.toml", text)
+    code, _, err = run(capsys, "solve", bad, "--solver", "CLARABEL")
+    assert code == 2 and "solver.name: unknown or uninstalled solver 'NOPE'" in err
+    text = path.read_text(encoding="utf-8").replace(
+        "[reference]", '[solver]\nname = "symmetric"\n\n[reference]'
+    )
+    wrong = write(tmp_path, "wrong_solver.toml", text)
+    code, _, err = run(capsys, "solve", wrong)
+    assert code == 2 and "solver.name: symmetric does not apply" in err
 
 
 def test_notions_and_solvers_lists(capsys):

@@ -236,6 +236,72 @@ def test_replacing_keeps_permissions_and_links(tmp_path, capsys):
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc (Linux)")
+def test_stream_paths_are_refused_before_solving(tmp_path, capsys, monkeypatch):
+    """``/dev/stdout``, ``/dev/fd/N``, ``/proc/*/fd/N`` and links to them name a stream of the
+    process, not a file: refused up front (the atomic rename would replace the file that
+    stdout is redirected to, or fail late on a pipe)."""
+    from privopt.files import ProblemSpec
+
+    def no_solving(*args, **kwargs):
+        raise AssertionError("solved before the output was checked")
+
+    monkeypatch.setattr(ProblemSpec, "solve", no_solving)
+    monkeypatch.setattr("privopt.solve.sweep", no_solving)
+    link = tmp_path / "link.csv"
+    link.symlink_to("/dev/stdout")
+    folder_link = tmp_path / "fds"
+    folder_link.symlink_to("/proc/self/fd")
+    curve = ["curve", SMALL, "--epsilon", "0:1:3"]
+    cases = [
+        ([*curve, "--csv", "/dev/stdout"], "--csv"),
+        ([*curve, "--csv", "/dev/stderr"], "--csv"),
+        ([*curve, "--csv", "/dev/fd/1"], "--csv"),
+        ([*curve, "--csv", "/proc/self/fd/1"], "--csv"),
+        ([*curve, "--csv", f"/proc/{os.getpid()}/fd/2"], "--csv"),
+        ([*curve, "--csv", link], "--csv"),
+        ([*curve, "--csv", folder_link / "1"], "--csv"),
+        ([*curve, "--plot", "/dev/fd/1.png"], "--plot"),
+        (["solve", SMALL, "--out", "/proc/self/fd/1.json"], "--out"),
+    ]
+    for argv, option in cases:
+        code, out, err = run(capsys, *argv)
+        assert code == 2, (argv, err)
+        assert f"privopt: error: {option}: " in err and "file descriptor path" in err, err
+        assert "privopt writes only regular files" in err
+    with pytest.raises(InputError, match="file descriptor path"):
+        pio.check_output_path("/dev/stdout", "path")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX redirections")
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_the_file_a_standard_stream_goes_to_is_never_replaced(tmp_path, stream):
+    """``privopt curve … --csv out.txt >> out.txt``: out.txt is this process's stdout; it is
+    refused (exit 2) instead of being silently replaced by the table."""
+    target = tmp_path / "out.txt"
+    target.write_text("KEEP\n", encoding="utf-8")
+    for name in (target, f"/dev/{stream}"):
+        with open(target, "a", encoding="utf-8") as fh:
+            proc = subprocess.run(
+                [sys.executable, "-c", ENTRY, "curve", str(SMALL), "--epsilon", "0:1:2"]
+                + ["--csv", str(name)],
+                stdout=fh if stream == "stdout" else subprocess.PIPE,
+                stderr=fh if stream == "stderr" else subprocess.PIPE,
+                text=True,
+                env=_env(),
+                timeout=120,
+            )
+        assert proc.returncode == 2, (name, proc.stderr)
+        text = target.read_text(encoding="utf-8")
+        assert text.startswith("KEEP\n") and "notion,requested_epsilon" not in text
+        err = text if stream == "stderr" else proc.stderr
+        if name == target:
+            assert f"this process's standard {'output' if stream == 'stdout' else 'error'}" in err
+        else:
+            assert "file descriptor path" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
 def test_atomic_write_helper_removes_its_temporary_file_on_error(tmp_path):
     target = tmp_path / "t.txt"
     target.write_text("old", encoding="utf-8")

@@ -190,8 +190,38 @@ def test_legend_placements_and_closed_forms_off(demo_curves):
     fig.canvas.draw()
     ax = fig.axes[0]
     assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
-    with pytest.raises(ValueError, match="legend"):
+    with pytest.raises(InputError, match=r"legend: unknown placement 'top': use 'below'"):
         plotting.plot_curves(curves, legend="top")
+    with pytest.raises(InputError, match="'below', 'right', 'inside' or None"):
+        curves[0].plot(legend="top")
+
+
+def test_plot_curves_says_what_it_expects(demo_curves):
+    """Not curves: an InputError naming ``curves`` (was an AttributeError); one Curve alone is
+    drawn as a list of one."""
+    prior, dist, curves = demo_curves
+    with pytest.raises(InputError, match=r"curves: item 0 is int 1, not a Curve"):
+        plotting.plot_curves([1, 2])
+    for bad in (5, "dp", None):
+        with pytest.raises(InputError, match="expected a list of curves"):
+            plotting.plot_curves(bad)
+    fig = plotting.plot_curves(curves[1], closed_form=False, legend=None)
+    assert len(fig.axes[0].get_lines()) == 1
+
+
+def test_a_highlight_without_a_level_is_not_drawn(demo_curves):
+    """A design stopped by its time limit has no level: the star is skipped (was a TypeError
+    in float(None), which crashed ``privopt demo --time-limit``)."""
+    prior, dist, curves = demo_curves
+    kwargs = dict(prior=prior, distortion=dist, closed_form=False, legend=None)
+    for empty in ((None, None, "stopped"), (None, 0.5, "x"), (float("nan"), 0.5, "x")):
+        fig = plotting.plot_curves(curves, highlight=empty, **kwargs)
+        assert [ln.get_marker() for ln in fig.axes[0].get_lines()].count("*") == 0
+    fig = plotting.plot_curves(curves, highlight=(1.0, 0.5, "this design"), **kwargs)
+    stars = [ln for ln in fig.axes[0].get_lines() if ln.get_marker() == "*"]
+    assert len(stars) == 1 and list(stars[0].get_xdata()) == [1.0]
+    with pytest.raises(InputError, match="highlight: expected"):
+        plotting.plot_curves(curves, highlight=(1.0, 0.5), **kwargs)
 
 
 def test_save_figure_is_atomic_and_checks_the_format(demo_curves, tmp_path, monkeypatch):
@@ -214,6 +244,23 @@ def test_save_figure_is_atomic_and_checks_the_format(demo_curves, tmp_path, monk
     for name in ("fig", "fig.jpg"):
         with pytest.raises(InputError, match=r"\.png, \.pdf or \.svg"):
             plotting.save_figure(fig, tmp_path / name)
+
+
+def test_save_figure_into_a_missing_folder_names_the_path(demo_curves, tmp_path):
+    """privopt's own error naming the path asked for and its missing folder (was a bare
+    FileNotFoundError naming a hidden temporary file)."""
+    prior, dist, curves = demo_curves
+    fig = plotting.plot_curves(curves, closed_form=False, legend=None)
+    target = tmp_path / "nonexist" / "x.png"
+    with pytest.raises(InputError) as info:
+        plotting.save_figure(fig, target)
+    message = str(info.value)
+    assert message.startswith("path: ") and info.value.field == "path"
+    assert repr(str(target)) in message and "does not exist" in message
+    assert ".tmp" not in message
+    with pytest.raises(InputError, match=r"^--plot: .*does not exist"):
+        plotting.save_figure(fig, target, option="--plot")
+    assert not (tmp_path / "nonexist").exists()
 
 
 def test_sweep_title_describes_the_sweep(demo_curves, budget_curve):
