@@ -782,20 +782,6 @@ def _run_sweep(
     return Curve(name, mode, records, results)
 
 
-CURVE_COLUMNS = (
-    "notion",
-    "requested_epsilon",
-    "requested_max_distortion",
-    "epsilon",
-    "distortion",
-    "status",
-    "verified",
-    "solve_time_s",
-    "least_achievable",
-    "message",
-)
-
-
 def _curve_records(curves) -> list[dict]:
     return [dict(r) for curve in curves for r in curve.records]
 
@@ -851,7 +837,9 @@ class _CsvStream:
         # next to the file a link points to, so that the final rename stays in one folder
         self.partial = (os.path.realpath(path) if os.path.islink(path) else path) + ".partial"
         other = "requested_max_distortion" if mode == "epsilon" else "requested_epsilon"
-        self.columns = [c for c in CURVE_COLUMNS if c != other]
+        from privopt.solve.results import CURVE_KEYS  # a curve record's keys
+
+        self.columns = [c for c in CURVE_KEYS if c != other]
         if unit != "nats":
             self.columns.append("unit")
         self.rows = 0
@@ -1141,15 +1129,16 @@ def _paper_audits(spec: ProblemSpec, matrix) -> dict[str, Any]:
 
 
 def _paper_audit_lines(out: dict) -> list[str]:
-    lines = ["", "information measures"]
+    unit = out.get("unit", "nats")
+    lines = ["", f"information measures (levels in {unit}; total variation and χ² have no unit)"]
     for key, value in out["information"].items():
         shown = ("yes" if value else "no") if isinstance(value, bool) else _fmt(value, 12)
         lines.append(f"  {key:<28}{shown}")
     if "tail" in out:
-        lines += ["", f"tail and event audits at δ = {_fmt(out['tail']['delta'], 6)} (nats)"]
+        lines += ["", f"tail and event audits at δ = {_fmt(out['tail']['delta'], 6)} ({unit})"]
         lines += [f"  {k:<28}{_fmt(v, 12)}" for k, v in out["tail"].items() if k != "delta"]
     if "least_delta" in out:
-        lines += ["", f"least δ at ε = {_fmt(out['least_delta']['epsilon'], 6)}"]
+        lines += ["", f"least δ at ε = {_fmt(out['least_delta']['epsilon'], 6)} {unit}"]
         lines += [
             f"  {k:<28}{_fmt(v, 12)}" for k, v in out["least_delta"].items() if k != "epsilon"
         ]

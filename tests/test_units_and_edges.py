@@ -103,6 +103,35 @@ def test_cli_unit_bits(capsys):
     assert main(["solve", problem, "--unit", "dits"]) == 2
 
 
+def test_cli_audit_sections_in_bits(capsys, tmp_path):
+    """Every level of ``audit --unit bits`` is in bits: the information measures (expected
+    PML, min-entropy), the tail audits and the ε of the least-δ audit; probabilities, the
+    total variation and χ² stay as they are."""
+    path = tmp_path / "audit.toml"
+    path.write_text(
+        "[prior]\nprobs = [0.5, 0.3, 0.2]\n[mechanism]\n"
+        "matrix = [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]\n"
+        '[privacy]\nnotion = "pml"\nepsilon = 1.0\ndelta = 0.1\n'
+    )
+    assert main(["audit", str(path), "--json"]) == 0
+    nats = json.loads(capsys.readouterr().out)
+    assert main(["audit", str(path), "--json", "--unit", "bits"]) == 0
+    bits = json.loads(capsys.readouterr().out)
+    assert bits["information"]["min_entropy"] == pytest.approx(1.0, rel=1e-12)  # -log2 .5
+    for section, keys in (
+        ("information", ("expected_pml", "min_entropy")),
+        ("tail", ("pml_tail", "eml", "approximate_max_information", "probabilistic_dp")),
+        ("least_delta", ("epsilon",)),
+    ):
+        for key in keys:
+            assert bits[section][key] == pytest.approx(nats[section][key] / LN2, rel=1e-12)
+    for section, key in (("information", "total_variation"), ("least_delta", "pml_tail")):
+        assert bits[section][key] == nats[section][key]
+    assert main(["audit", str(path), "--unit", "bits"]) == 0
+    text = capsys.readouterr().out
+    assert "information measures (levels in bits" in text and "at δ = 0.1 (bits)" in text
+
+
 # --- privopt solvers ---------------------------------------------
 def test_solvers_say_which_notions(capsys):
     assert main(["solvers", "--json"]) == 0

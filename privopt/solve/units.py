@@ -203,6 +203,15 @@ def records_in_unit(records: list[dict], mode: str, unit: str, values: list | No
     return records
 
 
+#: The entries of ``privopt audit``'s further sections that are levels (nats), by section;
+#: the others are probabilities (δ), a total variation or a χ² value, which have no unit.
+AUDIT_LEVELS = {
+    "information": ("expected_pml", "min_entropy", "robust_pml_hull"),
+    "tail": ("pml_tail", "eml", "approximate_max_information", "probabilistic_dp"),
+    "least_delta": ("epsilon",),
+}
+
+
 def json_in_unit(out: dict, unit: str) -> dict:
     """The JSON object of ``privopt solve`` or ``audit`` with its levels in ``unit``.
 
@@ -215,8 +224,9 @@ def json_in_unit(out: dict, unit: str) -> dict:
     Returns
     -------
     dict
-        A copy with ``epsilon``, ``requested.epsilon``, ``leakage``, ``pml_per_output`` and
-        (for a level) ``least_achievable`` converted, and ``"unit"`` set; ``out`` itself for
+        A copy with ``epsilon``, ``requested.epsilon``, ``leakage``, ``pml_per_output``,
+        the audit levels of :data:`AUDIT_LEVELS` and (for a level) ``least_achievable``
+        converted, and ``"unit"`` set; ``out`` itself for
         nats. Infinite levels stay infinite.
     """
     if unit == "nats":
@@ -239,4 +249,7 @@ def json_in_unit(out: dict, unit: str) -> dict:
         copy["pml_per_output"] = [conv(v) for v in copy["pml_per_output"]]
     if copy.get("least_achievable_quantity") == "epsilon":
         copy["least_achievable"] = conv(copy.get("least_achievable"))
+    for section, keys in AUDIT_LEVELS.items():
+        if isinstance(copy.get(section), dict):
+            copy[section] = {k: conv(v) if k in keys else v for k, v in copy[section].items()}
     return copy
