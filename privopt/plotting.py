@@ -355,7 +355,7 @@ def _overlays(
         k = _rd_alphabet(prior) if distortion.kind == "hamming" else None
         if k is not None:
             ds = np.linspace(1e-6, (k - 1) / k, 300)
-            rate = math.log(k) - closed_forms.binary_entropy(ds) - ds * math.log(k - 1)
+            rate = np.array([closed_forms.rate_distortion_hamming_uniform(k, d) for d in ds])
             rate = rate / scale
             keep = rate <= x_max
             ax.plot(
