@@ -18,6 +18,7 @@ import numpy as np
 from privopt import measures
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, NeighborRelation
+from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.notions import Notion, get_notion
 from privopt.notions.nonconvex import refuse_delta
 from privopt.validation import (
@@ -176,13 +177,13 @@ def _tiled(distortion: Distortion, n_s: int) -> Distortion:
 
 
 def prepare_request(
-    prior,
-    distortion,
+    prior: PriorLike,
+    distortion: DistortionLike,
     notion: str | Notion,
     *,
     epsilon: float | None = None,
     max_distortion: float | None = None,
-    neighbors: NeighborRelation | str | None = None,
+    neighbors: NeighborsLike = None,
     extra_distortions: Sequence[tuple] = (),
     observe_secret: bool = False,
     **options,

@@ -4,11 +4,13 @@ program) and :func:`sweep` (a privacy–distortion curve)."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from privopt.errors import InfeasibleError, InputError, PrivoptError
 from privopt.methods.base import Deadline, ProgressEvent
 from privopt.methods.cvxpy_program import PrivacyProblem
+from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.request import prepare_request
 from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
@@ -106,13 +108,13 @@ def _attach_notes(request, result: DesignResult) -> None:
 
 
 def design(
-    prior,
-    distortion,
+    prior: PriorLike,
+    distortion: DistortionLike,
     notion: str,
     *,
     epsilon: float | None = None,
     max_distortion: float | None = None,
-    neighbors=None,
+    neighbors: NeighborsLike = None,
     solver: str | Sequence[str] | None = None,
     tol: float = DEFAULT_TOL,
     extra_distortions: Sequence[tuple] = (),
@@ -274,22 +276,22 @@ def solve_problem(
 
 
 def sweep(
-    prior,
-    distortion,
+    prior: PriorLike,
+    distortion: DistortionLike,
     notion: str,
     *,
     epsilons: Sequence[float] | None = None,
     max_distortions: Sequence[float] | None = None,
-    neighbors=None,
+    neighbors: NeighborsLike = None,
     solver: str | Sequence[str] | None = None,
     tol: float = DEFAULT_TOL,
     observe_secret: bool = False,
     extra_distortions: Sequence[tuple] = (),
-    progress=None,
+    progress: Callable[[Iterable], Iterable] | None = None,
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
-    executor=None,
+    executor: Any = None,
     chunk_size: int | None = None,
     unit: str = "nats",
     max_memory: float | str | None = None,

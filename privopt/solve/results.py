@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privopt.errors import InputError
 from privopt.model import Mechanism
+from privopt.model.types import NeighborsLike, PriorLike
 from privopt.notions import STANDARD_NOTIONS, get_notion
 from privopt.status import Status
 
@@ -47,9 +49,9 @@ def json_number(value):
 
 # --- measurement ---------------------------------------------------------------------------
 def leakage_report(
-    prior,
-    mechanism,
-    neighbors=None,
+    prior: PriorLike,
+    mechanism: Mechanism | ArrayLike,
+    neighbors: NeighborsLike = None,
     notions: Iterable[str] = STANDARD_NOTIONS,
     unit: str = "nats",
 ) -> dict[str, float]:
