@@ -20,6 +20,9 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 
 @register
 class DifferentialPrivacy(Notion):
+    """ε-differential privacy of the mechanism's rows over neighbouring inputs: ``p(u|y) ≤
+    e^ε p(u|y')`` (Wang, Ying & Zhang 2016, Def. 3; see the module docstring)."""
+
     name = "dp"
     aliases = ("differential_privacy",)
     convexity = "linear"

@@ -22,6 +22,10 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 
 @register
 class Identifiability(Notion):
+    """ε-identifiability: the posteriors of neighbouring inputs stay within ``e^ε`` of each
+    other, ``p(y) p(u|y) ≤ e^ε p(y') p(u|y')`` (Wang, Ying & Zhang 2016, Def. 2; see the
+    module docstring)."""
+
     name = "identifiability"
     convexity = "linear"
     uses_neighbors = True

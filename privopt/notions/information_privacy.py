@@ -17,6 +17,9 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_arra
 
 @register
 class InformationPrivacy(Notion):
+    """ε-information privacy (local information privacy): ``e^{−ε} ≤ p(u|s)/p(u) ≤ e^ε``
+    (Calmon & Fawaz 2012, Def. 6; Saeidian et al. 2023, Def. 15)."""
+
     name = "information_privacy"
     aliases = ("lip",)
     convexity = "linear"

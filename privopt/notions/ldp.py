@@ -20,6 +20,9 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 
 @register
 class LocalDifferentialPrivacy(Notion):
+    """ε-local differential privacy: ``p(u|s) ≤ e^ε p(u|s')`` for every pair of secrets
+    (Saeidian et al. 2023, Def. 14)."""
+
     name = "ldp"
     aliases = ("local_differential_privacy",)
     convexity = "linear"

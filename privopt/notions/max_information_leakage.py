@@ -26,6 +26,9 @@ from privopt.notions.base import (
 
 @register
 class MaxInformationLeakage(Notion):
+    """Maximum information leakage ``max_u H(S) − H(S|U=u) ≤ ε`` (Calmon & Fawaz 2012, Def.
+    4 and Thm 2, eq. (32))."""
+
     name = "max_information_leakage"
     convexity = "exponential_cone"
     direct_level = False

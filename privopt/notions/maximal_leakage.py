@@ -19,6 +19,9 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_arra
 
 @register
 class MaximalLeakage(Notion):
+    """Maximal leakage ``ln Σ_u max_s p(u|s) ≤ ε`` (Issa, Wagner & Kamath 2020; Saeidian et
+    al. 2023, Def. 6)."""
+
     name = "maximal_leakage"
     convexity = "linear"
     direct_level = True

@@ -234,6 +234,9 @@ def _ratios(weights: np.ndarray, eps: float) -> np.ndarray:
 
 @register
 class MetricPrivacy(Notion):
+    """Metric privacy (d-privacy, geo-indistinguishability): ``p(u|s) ≤ e^{ε d(s,s')}
+    p(u|s')`` (Chatzikokolakis et al. 2013, Def. 3; Andrés et al. 2013, Def. 3.1)."""
+
     name = "metric_dp"
     aliases = ("d_privacy", "metric_privacy", "geo_indistinguishability")
     convexity = "linear"

@@ -25,6 +25,9 @@ from privopt.notions.base import (
 
 @register
 class MutualInformation(Notion):
+    """Mutual information ``I(S;U) ≤ ε`` nats (Calmon & Fawaz 2012, Def. 3 and Thm 1; Wang,
+    Ying & Zhang 2016, Def. 4)."""
+
     name = "mutual_information"
     aliases = ("average_leakage",)
     convexity = "exponential_cone"

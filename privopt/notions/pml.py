@@ -16,6 +16,9 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_arra
 
 @register
 class PointwiseMaximalLeakage(Notion):
+    """Pointwise maximal leakage ``ln max_s p(u|s)/p(u) ≤ ε`` for every output (Saeidian et
+    al. 2023, Def. 4 and Thm 1)."""
+
     name = "pml"
     convexity = "linear"
     parameter = "exp"

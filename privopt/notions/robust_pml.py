@@ -152,6 +152,9 @@ def condition_rows(q: np.ndarray, prior, about: str) -> np.ndarray:
 
 @register
 class RobustPML(Notion):
+    """PML guaranteed for every prior of a class (the convex hull of listed priors, or all
+    priors: ε-free-lunch privacy) (Saeidian et al. 2024, Def. 2.6, Thms 2.8 and 4.2)."""
+
     name = "robust_pml"
     convexity = "linear"
     parameter = "exp"
