@@ -483,11 +483,30 @@ def notion_names() -> list[str]:
 
 
 def get_notion(name: str | Notion) -> Notion:
-    """Look a notion up by name or alias; an unknown name lists the valid ones."""
+    """Look a notion up by name or alias, in any case (``-`` and spaces read as ``_``).
+
+    Parameters
+    ----------
+    name : str or Notion
+        A registered name or alias, or a notion itself.
+
+    Returns
+    -------
+    Notion
+
+    Raises
+    ------
+    InputError
+        For an unknown name (listing the valid ones) or a known non-convex guarantee (saying
+        why it cannot be designed for).
+    """
     if isinstance(name, Notion):
         return name
+    key = str(name)
+    if key not in NOTIONS:  # "PML", "Max-Information-Leakage": the registered spelling
+        key = key.strip().lower().replace("-", "_").replace(" ", "_")
     try:
-        return NOTIONS[str(name)]
+        return NOTIONS[key]
     except KeyError:
         from privopt.notions.nonconvex import refuse_non_convex
 

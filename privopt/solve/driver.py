@@ -488,7 +488,12 @@ def _limit_outcome(request: DesignRequest, eps: float) -> PointOutcome | None:
 
 
 # --- the modes -------------------------------------------------------------------------------
-def _infeasible_result(request: DesignRequest, exc: InfeasibleError) -> DesignResult:
+#: The name a result gives for its solver when the request was found infeasible before any
+#: method ran (the least achievable level or distortion is known in closed form).
+LEAST_VALUE_CHECK = "least-value check"
+
+
+def _infeasible_result(request: DesignRequest, exc: InfeasibleError, run: Run) -> DesignResult:
     point = request.requested
     checks = point_checks(
         request,
@@ -510,6 +515,13 @@ def _infeasible_result(request: DesignRequest, exc: InfeasibleError) -> DesignRe
         least_achievable=exc.least_achievable,
         least_achievable_quantity=exc.quantity,
         message=str(exc),
+        solver=SolverRun(
+            name=run.tried[-1] if run.tried else LEAST_VALUE_CHECK,
+            solve_time_s=run.solve_time,
+            wall_time_s=run.deadline.elapsed(),
+            tried=list(run.tried),
+            attempts=list(run.attempts),
+        ),
     )
 
 
@@ -746,7 +758,7 @@ def solve_unscaled(
     except InfeasibleError as exc:
         if raise_on_infeasible:
             raise
-        return _infeasible_result(request, exc)
+        return _infeasible_result(request, exc, run)
     if search is not None and outcome.feasible:
         # the budget-mode statements (e.g. ε*(D) = h⁻¹(D)) on the least level found, to the
         # accuracy of the line search

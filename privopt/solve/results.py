@@ -303,7 +303,9 @@ class DesignResult:
         Every standard notion measured on the mechanism (nats; ``inf`` where unbounded),
         measured when first read.
     solver : SolverRun or None
-        Which method answered, with timings, fallbacks and repair.
+        Which method answered, with timings, fallbacks and repair; for an infeasible request,
+        the method that found it so, or ``"least-value check"`` when the least achievable
+        level or distortion ruled the request out before any method ran.
     verified : bool
         Whether the mechanism was re-measured by privopt and meets the request.
     certificate : CertificateReport or None
@@ -448,6 +450,19 @@ class Curve:
     records: list[dict]
     results: list[DesignResult | None] = field(repr=False, default_factory=list)
     unit: str = "nats"
+
+    def __repr__(self) -> str:
+        statuses: dict[str, int] = {}
+        for record in self.records:
+            statuses[str(record.get("status"))] = statuses.get(str(record.get("status")), 0) + 1
+        key = "requested_epsilon" if self.mode == "epsilon" else "requested_max_distortion"
+        asked = [r.get(key) for r in self.records if isinstance(r.get(key), (int, float))]
+        span = f", {key[10:]} {min(asked):.6g}..{max(asked):.6g}" if asked else ""
+        counts = ", ".join(f"{n} {status}" for status, n in statuses.items())
+        return (
+            f"Curve(notion={self.notion!r}, {len(self.records)} points{span} "
+            f"({self.unit if self.mode == 'epsilon' else 'distortion'}): {counts or 'none'})"
+        )
 
     def to_frame(self):
         """The records as a pandas DataFrame (needs pandas: the ``[frames]`` extra).

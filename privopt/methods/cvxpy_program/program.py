@@ -20,6 +20,7 @@ import time
 import cvxpy as cp
 import numpy as np
 
+from privopt.errors import InputError
 from privopt.model import NeighborRelation
 from privopt.notions import DesignContext, Notion
 from privopt.request import DesignRequest, prepare_request
@@ -194,7 +195,20 @@ class PrivacyProblem:
         -------
         PrivacyProblem
             ``self``, for chaining.
+
+        Raises
+        ------
+        InputError
+            For anything that is not a cvxpy constraint (a string, or ``True`` from a
+            comparison of two constants).
         """
+        for con in constraints:
+            if not isinstance(con, cp.Constraint):
+                raise InputError(
+                    f"expected cvxpy constraints on W (e.g. pp.W[0, 1] == 0), got "
+                    f"{type(con).__name__} {con!r}",
+                    "constraints",
+                )
         self._user_constraints.extend(constraints)
         self.problem = cp.Problem(
             self.problem.objective, [*self._base_constraints, *self._user_constraints]
