@@ -13,8 +13,6 @@ that the command line can handle Ctrl-C before numpy, scipy and cvxpy load, and 
 
 from __future__ import annotations
 
-import importlib
-
 from privopt.errors import (
     InfeasibleError,
     InputError,
@@ -124,6 +122,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         sweep_notions,
     )
     from privopt.status import Status
+del TYPE_CHECKING, annotations  # not public names (``from __future__`` binds ``annotations``)
 
 
 def __getattr__(name: str) -> Any:
@@ -148,20 +147,23 @@ def __getattr__(name: str) -> Any:
         module_name, attr = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'privopt' has no attribute {name!r}") from None
-    module = importlib.import_module(module_name)
+    from importlib import import_module  # loaded with the interpreter: no start-up cost
+
+    module = import_module(module_name)
     value = module if attr is None else getattr(module, attr)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    """The public names, loaded or not.
+    """The public names, loaded or not (and the module's dunder attributes).
 
     Returns
     -------
     list of str
     """
-    return sorted(set(globals()) | set(_LAZY))
+    dunders = {n for n in globals() if n.startswith("__") and n.endswith("__")}
+    return sorted(set(__all__) | set(_LAZY) | {"errors"} | dunders)
 
 
 __all__ = [

@@ -368,6 +368,14 @@ def read_toml(path: str | os.PathLike) -> dict:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        if name.lower().endswith(".json") or text.lstrip("\ufeff \t\r\n").startswith("{"):
+            raise _error(
+                name,
+                None,
+                f"invalid TOML: {exc}. This looks like JSON, but problem files are TOML "
+                '(tables such as [prior] with probs = [0.5, 0.5]): see "Problem files by '
+                'example" in the README (docs/problem-files.md), or `privopt demo`',
+            ) from None
         raise _error(name, None, f"invalid TOML: {exc}") from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
         raise _error(name, None, f"invalid TOML: {exc}") from None
@@ -1012,8 +1020,10 @@ class _Parser:
         spec.solver = name
         tol = self.number(t, "tolerance", "solver")
         spec.tolerance = None if tol is None else check_tolerance(tol, "solver.tolerance")
-        limit = self.number(t, "time_limit", "solver", allow_inf=True)
-        spec.time_limit = check_time_limit(limit, "solver.time_limit")
+        limit = t.get("time_limit")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
+            raise self.err("solver.time_limit", f"expected a number > 0, got {_kind(limit)}")
+        spec.time_limit = check_time_limit(limit, "solver.time_limit")  # > 0 (inf: no limit)
 
     def request(self, spec: ProblemSpec) -> None:
         """Validate the whole design request as the Python API would (same messages)."""
@@ -1023,8 +1033,12 @@ class _Parser:
             return
         kwargs = spec.design_kwargs()
         kwargs.pop("tol", None)
-        if self.purpose != "solve":
+        if self.purpose == "solve":
+            # as written, so that a relation on a notion that takes none is refused as in Python
+            kwargs["neighbors"] = spec.neighbors
+        else:
             kwargs.pop("delta", None)  # an audit's δ: the tail audits, no design
+            # an audit's relation also serves the DP lines of the leakage report
         prepare_request(
             spec.prior,
             spec.distortion,
@@ -1162,7 +1176,7 @@ def _kind(value) -> str:
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
-        return "a list"
+        return "a list" if value else "an empty list"
     return f"{type(value).__name__} {value!r}"
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "check_numbers",
     "default_neighbors",
     "resolve_neighbors",
+    "neighbor_pairs",
     "as_distortion",
     "check_extra_distortions",
 ]
@@ -256,15 +257,20 @@ def default_neighbors(prior) -> NeighborRelation:
 
 
 def resolve_neighbors(
-    prior, neighbors: NeighborRelation | str | None, field: str = "privacy.neighbors"
+    prior,
+    neighbors: NeighborRelation | str | Sequence | dict | None,
+    field: str = "privacy.neighbors",
 ) -> NeighborRelation:
     """The neighbour relation on the secrets.
 
     Parameters
     ----------
     prior : Prior, JointPrior or DatabasePrior
-    neighbors : NeighborRelation, {"hamming", "all"} or None
-        ``None`` is the default of the prior (:func:`default_neighbors`).
+    neighbors : NeighborRelation, {"hamming", "all"}, list of pairs, dict or None
+        ``None`` is the default of the prior (:func:`default_neighbors`). A list of pairs
+        ``[(a, b), …]`` (indices or symbols of the secret alphabet, as a problem file's edge
+        list), ``{"edges": pairs}`` or ``{"adjacency": matrix}`` (symmetric 0/1, zero
+        diagonal) is the relation of those pairs (:meth:`NeighborRelation.from_pairs`).
     field : str
         The key named in messages.
 
@@ -283,6 +289,10 @@ def resolve_neighbors(
                 field,
             )
         return neighbors
+    if isinstance(neighbors, dict) or (
+        not isinstance(neighbors, (str, bytes)) and isinstance(neighbors, (Sequence, np.ndarray))
+    ):
+        return neighbor_pairs(prior, neighbors, field)
     if neighbors == "hamming":
         if not prior.is_database:
             raise InputError(
@@ -294,8 +304,83 @@ def resolve_neighbors(
     if neighbors == "all":
         return all_pairs(prior.n_secrets)
     raise InputError(
-        f"unknown relation {neighbors!r}: use one of {', '.join(NEIGHBOR_NAMES)} or a "
-        "NeighborRelation",
+        f"unknown relation {neighbors!r}: use one of {', '.join(NEIGHBOR_NAMES)}, a list of "
+        "pairs [(a, b), …] or a NeighborRelation (e.g. NeighborRelation.from_pairs)",
+        field,
+    )
+
+
+def neighbor_pairs(prior, value, field: str = "privacy.neighbors") -> NeighborRelation:
+    """The relation of a list of pairs, ``{"edges": pairs}`` or ``{"adjacency": matrix}``.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+    value : sequence of pairs or dict
+        Pairs ``(a, b)`` of indices or symbols of the secret alphabet; or a dict with the one
+        key ``edges`` (such pairs) or ``adjacency`` (a symmetric 0/1 ``k × k`` matrix with a
+        zero diagonal).
+    field : str
+        The key named in messages.
+
+    Returns
+    -------
+    NeighborRelation
+        On ``prior.n_secrets`` symbols (symmetrised).
+    """
+    prior = as_prior(prior)
+    k = prior.n_secrets
+    if isinstance(value, dict):
+        if len(value) != 1 or next(iter(value)) not in ("edges", "adjacency"):
+            raise InputError(
+                f"a dict of neighbours takes exactly one of the keys edges, adjacency; got "
+                f"{', '.join(map(repr, value)) or 'none'}",
+                field,
+            )
+        form, value = next(iter(value.items()))
+        if form == "adjacency":
+            try:
+                adj = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise InputError("expected a 0/1 matrix of numbers", f"{field}.adjacency") from None
+            if adj.shape != (k, k):
+                raise InputError(
+                    f"has shape {adj.shape}; the secret has {k} symbols", f"{field}.adjacency"
+                )
+            if not np.isin(adj, (0.0, 1.0)).all() or (adj != adj.T).any() or np.diag(adj).any():
+                raise InputError(
+                    "must be a symmetric 0/1 matrix with a zero diagonal", f"{field}.adjacency"
+                )
+            return NeighborRelation.from_pairs(k, np.argwhere(np.triu(adj) > 0))
+        field = f"{field}.edges"
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise InputError(f"expected a list of pairs [(a, b), …], got {type(value).__name__}", field)
+    if len(value) == 0:
+        raise InputError("expected a non-empty list of pairs [(a, b), …]", field)
+    labels = list(prior.secret_labels)
+    pairs = []
+    for n, pair in enumerate(value):
+        if (
+            isinstance(pair, (str, bytes))
+            or not isinstance(pair, (Sequence, np.ndarray))
+            or len(pair) != 2
+        ):
+            raise InputError(f"entry {n} is {pair!r}: write each pair as (a, b)", field)
+        pairs.append([_secret_index(v, labels, f"{field}[{n}]") for v in pair])
+    return NeighborRelation.from_pairs(k, pairs)
+
+
+def _secret_index(value, labels: list, field: str) -> int:
+    """A symbol of the secret alphabet, or an index into it, as an index."""
+    if isinstance(value, str) and value in labels:
+        return labels.index(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if 0 <= int(value) < len(labels):
+            return int(value)
+    shown = ", ".join(labels[:10]) + (" …" if len(labels) > 10 else "")
+    raise InputError(
+        f"unknown secret {value!r}: use a symbol of the secret alphabet ({shown}) or an index "
+        f"0..{len(labels) - 1}",
         field,
     )
 

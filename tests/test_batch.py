@@ -316,3 +316,24 @@ def test_benchmark_cases_run_as_tasks_on_dask(dask_client):
     for r in rows:
         assert str(r["status"]).startswith("optimal"), r
         assert r["error"] < 1e-6
+
+
+# --- what solve_many takes -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "requests, said",
+    [
+        (3, "got int 3"),
+        (None, "got NoneType"),
+        ("abc", "got str 'abc'"),
+        ({"prior": [0.5, 0.5], "distortion": "hamming", "notion": "ldp"}, "a single dict"),
+    ],
+)
+def test_solve_many_refuses_what_is_not_a_list_of_requests(requests, said):
+    with pytest.raises(po.InputError) as info:
+        po.solve_many(requests)
+    assert info.value.field == "requests"
+    assert "expected a list of requests" in str(info.value) and said in str(info.value)
+    single = po.prepare_request([0.5, 0.5], "hamming", "ldp", epsilon=1.0)
+    with pytest.raises(po.InputError, match="a single DesignRequest: wrap it in a list"):
+        po.solve_many(single)
+    assert po.solve_many(iter([single]))[0].status == "optimal"  # any iterable of requests

@@ -475,3 +475,79 @@ def test_identifiability_at_large_levels_is_the_closed_form(eps, p):
     assert res.distortion == pytest.approx(h, rel=1e-6)
     assert res.epsilon <= eps + level_tolerance(eps)
     assert res.distortion <= mixture_distortion(p, 1 - np.eye(k), "identifiability", eps) + 1e-12
+
+
+# --- problem files: the same checks as Python -------------------------------------------------
+def _problem(tmp_path, privacy: str, solver: str = "", name: str = "p.toml"):
+    path = tmp_path / name
+    path.write_text(
+        '[prior]\nprobs = [0.5, 0.3, 0.2]\n[distortion]\nkind = "hamming"\n'
+        f"[privacy]\n{privacy}\n{solver}",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("neighbors", ['"all"', "[[0, 1], [1, 2]]", "{ edges = [[0, 1]] }"])
+def test_a_file_refuses_neighbours_on_a_notion_that_takes_none(tmp_path, neighbors):
+    from privopt.files import load_problem
+
+    path = _problem(tmp_path, f'notion = "pml"\nepsilon = 1\nneighbors = {neighbors}')
+    with pytest.raises(InputError) as info:
+        load_problem(path)
+    assert info.value.field == "privacy.neighbors"
+    assert "the notion 'pml' takes no neighbour relation" in str(info.value)
+    with pytest.raises(InputError, match="the notion 'pml' takes no neighbour relation"):
+        po.design(P3, "hamming", "pml", epsilon=1, neighbors="all")  # the same message
+    # an audit's relation still serves the DP lines of its leakage report
+    audit = _problem(
+        tmp_path,
+        'notion = "pml"\nneighbors = "all"\n[mechanism]\n'
+        "matrix = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]",
+        name="audit.toml",
+    )
+    assert load_problem(audit, purpose="audit").neighbors == "all"
+    ok = _problem(tmp_path, 'notion = "dp"\nepsilon = 1\nneighbors = "all"', name="dp.toml")
+    assert load_problem(ok).neighbors == "all"
+
+
+@pytest.mark.parametrize("limit", ["0", "-5", "0.0"])
+def test_a_file_time_limit_must_be_positive_and_says_so(tmp_path, limit):
+    from privopt.files import load_problem
+
+    path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', f"[solver]\ntime_limit = {limit}\n")
+    with pytest.raises(InputError) as info:
+        load_problem(path)
+    assert info.value.field == "solver.time_limit"
+    assert "must be a number > 0" in str(info.value) and ">=" not in str(info.value)
+    path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', '[solver]\ntime_limit = "x"\n')
+    with pytest.raises(InputError, match=r"solver\.time_limit: expected a number > 0"):
+        load_problem(path)
+    path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', "[solver]\ntime_limit = 2.5\n")
+    assert load_problem(path).time_limit == 2.5
+
+
+def test_an_empty_prior_list_is_called_empty(tmp_path):
+    from privopt.files import load_problem
+
+    path = tmp_path / "p.toml"
+    path.write_text(
+        '[prior]\nprobs = []\n[distortion]\nkind = "hamming"\n'
+        '[privacy]\nnotion = "pml"\nepsilon = 1\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError, match="got an empty list"):
+        load_problem(path)
+
+
+@pytest.mark.parametrize("name", ["p.json", "p.toml"])
+def test_a_json_problem_file_is_told_files_are_toml(tmp_path, capsys, name):
+    path = tmp_path / name
+    path.write_text(json.dumps({"prior": {"probs": [0.5, 0.5]}}), encoding="utf-8")
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "looks like JSON, but problem files are TOML" in err
+    assert "docs/problem-files.md" in err and "Traceback" not in err
+    (tmp_path / "bad.toml").write_text("[prior\n", encoding="utf-8")
+    assert main(["solve", str(tmp_path / "bad.toml")]) == 2
+    assert "JSON" not in capsys.readouterr().err  # plain broken TOML is not called JSON

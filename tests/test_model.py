@@ -59,7 +59,7 @@ def test_input_error_is_privopt_and_value_error():
         ([[0.5, 0.5]], "flat list"),
         ([], "empty"),
         (0.5, "flat list"),
-        (["a", "b"], "cannot be read as numbers"),
+        (["a", "b"], "got the string 'a'"),
     ],
 )
 def test_prior_rejects_bad_probs(probs, fragment):
@@ -585,3 +585,83 @@ def test_expected_distortion():
     assert measures.expected_distortion(p, np.eye(3), d) == 0.0
     with raises_field("distortion"):
         measures.expected_distortion(p, w, Distortion.hamming(2))
+
+
+# --- neighbour relations given as pairs, as in problem files -----------------------------------
+def test_neighbors_as_a_list_of_pairs_like_files():
+    from privopt import design
+    from privopt.validation import resolve_neighbors
+
+    prior = Prior([0.4, 0.3, 0.2, 0.1], labels=["a", "b", "c", "d"])
+    ref = NeighborRelation.from_pairs(4, [(0, 1), (1, 2)])
+    adjacency = np.zeros((4, 4))
+    adjacency[0, 1] = adjacency[1, 0] = adjacency[1, 2] = adjacency[2, 1] = 1
+    for given in (
+        [(0, 1), (1, 2)],
+        [[0, 1], [1, 2]],
+        np.array([[0, 1], [1, 2]]),
+        [("a", "b"), ("b", "c")],
+        {"edges": [(0, 1), (1, 2)]},
+        {"adjacency": adjacency},
+    ):
+        rel = resolve_neighbors(prior, given)
+        assert (rel.adjacency() != ref.adjacency()).nnz == 0
+    by_pairs = design(prior, "hamming", "dp", epsilon=1.0, neighbors=[(0, 1), (1, 2)])
+    by_relation = design(prior, "hamming", "dp", epsilon=1.0, neighbors=ref)
+    assert by_pairs.distortion == pytest.approx(by_relation.distortion, abs=1e-12)
+    assert by_pairs.distortion < design(prior, "hamming", "dp", epsilon=1.0).distortion - 1e-3
+    with raises_field("privacy.neighbors[0]"):
+        resolve_neighbors(prior, [(0, 9)])
+    with raises_field("privacy.neighbors.edges[0]"):
+        resolve_neighbors(prior, {"edges": [("a", "z")]})
+    with raises_field("privacy.neighbors"):
+        resolve_neighbors(prior, [(0,)])
+    with raises_field("privacy.neighbors"):
+        resolve_neighbors(prior, {"edge": [(0, 1)]})
+    with raises_field("privacy.neighbors.adjacency"):
+        resolve_neighbors(prior, {"adjacency": np.ones((4, 4))})
+    with pytest.raises(InputError, match="list of pairs.*NeighborRelation.from_pairs"):
+        resolve_neighbors(prior, "bogus")
+
+
+# --- plain errors and readable reprs -------------------------------------------------------------
+@pytest.mark.parametrize("rng", ["x", -1, 1.5, True, object()])
+def test_sample_refuses_a_bad_rng_by_name(rng):
+    mech = Mechanism([[0.5, 0.5], [0.2, 0.8]])
+    with pytest.raises(InputError) as info:
+        mech.sample([0], rng=rng)
+    check_field(info, "rng")
+    assert "numpy.random.Generator" in str(info.value)
+
+
+def test_mechanism_repr_shows_a_small_matrix():
+    small = Mechanism([[0.75, 0.25], [0.25, 0.75]])
+    assert repr(small) == "Mechanism([[0.75, 0.25],\n           [0.25, 0.75]])"
+    tiny = Mechanism([[1 - 1e-9, 1e-9], [0.0, 1.0]])
+    assert "1.e-09" in repr(tiny)  # a tiny entry is not printed as a zero
+    eight = Mechanism(np.full((8, 8), 1 / 8))
+    assert repr(eight).count("\n") == 7
+    large = Mechanism(np.full((9, 3), 1 / 3))
+    assert repr(large) == "Mechanism(shape=(9, 3): 9 inputs × 3 outputs, see .matrix)"
+
+
+@pytest.mark.parametrize(
+    "probs, shown",
+    [
+        (["0.5", "0.5"], "the string '0.5'"),
+        ([0.5, "0.5"], "the string '0.5'"),
+        (np.array(["0.5", "0.5"]), "the string '0.5'"),
+        ([True, False], "True"),
+        ([0.5, True], "True"),
+    ],
+)
+def test_numbers_given_as_strings_or_booleans_are_refused(probs, shown):
+    with pytest.raises(InputError) as info:
+        Prior(probs)
+    check_field(info, "prior.probs")
+    assert f"got {shown}" in str(info.value)
+    with raises_field("mechanism.matrix"):
+        Mechanism([[0.5, "0.5"], [1.0, 0.0]])
+    with raises_field("distortion.matrix"):
+        Distortion.from_matrix([["0", "1"], ["1", "0"]])
+    assert Prior([np.float64(0.5), 1 / 2]).probs.tolist() == [0.5, 0.5]  # numbers still are

@@ -235,3 +235,33 @@ def test_curve_in_bits(tmp_path, capsys):
     assert cli_main(["curve", str(path), "--epsilon", grid, "--json"]) == 0
     nats = json_module.loads(capsys.readouterr().out)
     assert "unit" not in nats[1] and nats[1]["epsilon"] == pytest.approx(math.log(2), abs=1e-8)
+
+
+def test_the_package_namespace_is_its_public_names():
+    names = dir(po)
+    for private in ("TYPE_CHECKING", "annotations", "importlib", "_LAZY"):
+        assert private not in names
+        assert not hasattr(po, private) or private == "_LAZY"
+    assert set(po.__all__) <= set(names) and "__version__" in names
+    assert po.Mechanism is po.model.Mechanism  # lazy names still load on first use
+
+
+def test_small_rough_edges_of_the_api():
+    """Notion names in any case; an infeasible result still says what found it; a curve's
+    repr is one line; add_constraints refuses what is not a constraint."""
+    assert po.design([0.7, 0.2, 0.1], "hamming", "PML", epsilon=0.5).notion == "pml"
+    assert po.get_notion("Max-Information-Leakage").name == "max_information_leakage"
+    with pytest.raises(po.InputError, match="unknown notion"):
+        po.get_notion("PMLX")
+    res = po.design(
+        [0.7, 0.2, 0.1], "hamming", "identifiability", epsilon=0.5, raise_on_infeasible=False
+    )
+    assert res.status == "infeasible" and res.solver.name == "least-value check"
+    curve = po.sweep([0.7, 0.2, 0.1], "hamming", "pml", epsilons=[0.1, 0.2, 0.3])
+    text = repr(curve)
+    assert "\n" not in text and "3 points" in text and "3 optimal" in text
+    pp = po.build_problem([0.5, 0.5], "hamming", "dp", epsilon=1.0)
+    with pytest.raises(po.InputError, match="expected cvxpy constraints"):
+        pp.add_constraints("x")
+    with pytest.raises(po.InputError):
+        pp.add_constraints(True)

@@ -21,8 +21,52 @@ def _rounding_slack(size: int) -> float:
     return 2.0 * size * float(np.finfo(float).eps)
 
 
+def _refuse_non_numbers(values, field: str, ndim: int) -> None:
+    """Refuse strings (``"0.5"``), bytes and booleans, which numpy would read as numbers."""
+    what = "a list of numbers" if ndim == 1 else "a matrix (list of rows) of numbers"
+    if isinstance(values, (str, bytes)):
+        raise InputError(f"expected {what}, got the string {values!r:.60}", field)
+    if isinstance(values, np.ndarray):
+        kind = values.dtype.kind
+        if kind in "iuf":
+            return
+        bad = _first_non_number(values.tolist()) if kind in "OUSb" else None
+    else:
+        bad = _first_non_number(values)
+    if bad is not None:
+        shown = f"the string {bad!r:.60}" if isinstance(bad, (str, bytes)) else repr(bad)
+        raise InputError(
+            f"expected {what}, got {shown}: write numbers, not strings or true/false", field
+        )
+
+
+_NUMBER_TYPES = {float, int, np.float64, np.float32, np.int64, np.int32}
+
+
+def _first_non_number(values, depth: int = 0):
+    """The first string, bytes or boolean in nested lists / tuples (``None`` if there is
+    none); arrays of numbers are skipped at C speed."""
+    if isinstance(values, (str, bytes, bool, np.bool_)):
+        return values
+    if isinstance(values, np.ndarray):
+        return None if values.dtype.kind in "iuf" else _first_non_number(values.tolist(), depth)
+    if depth > 2 or not isinstance(values, (list, tuple)):
+        return None
+    if set(map(type, values)) <= _NUMBER_TYPES:  # the common case, at C speed
+        return None
+    for value in values:
+        if isinstance(value, (float, int)) and not isinstance(value, bool):
+            continue
+        bad = _first_non_number(value, depth + 1)
+        if bad is not None:
+            return bad
+    return None
+
+
 def as_real_array(values, field: str, ndim: int) -> np.ndarray:
-    """Convert ``values`` to a float array of ``ndim`` dimensions, finite, or raise."""
+    """Convert ``values`` to a float array of ``ndim`` dimensions, finite, or raise (strings
+    and booleans are not numbers here, even where numpy would read them as such)."""
+    _refuse_non_numbers(values, field, ndim)
     try:
         array = np.array(values, dtype=float)
     except OverflowError:

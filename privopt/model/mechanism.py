@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -11,6 +12,9 @@ from privopt.errors import InputError
 from privopt.model._validate import SUM_TOLERANCE, as_labels, as_stochastic_matrix
 
 __all__ = ["Mechanism", "as_matrix"]
+
+#: Largest side of a mechanism whose ``repr`` shows its matrix.
+REPR_MAX_SIDE = 8
 
 
 class Mechanism:
@@ -194,7 +198,12 @@ class Mechanism:
         >>> rr.sample(["yes", "no"], rng=0, labels=True).tolist()
         ['said yes', 'said no']
         """
-        rng = np.random.default_rng(rng)
+        if isinstance(rng, (bool, np.bool_, float, str, bytes)):
+            _refuse_rng(rng)  # default_rng would take True or 1.0, or fail with a TypeError
+        try:
+            rng = np.random.default_rng(rng)
+        except (TypeError, ValueError):
+            _refuse_rng(rng)
         idx = self._input_indices(inputs)
         with np.errstate(divide="ignore"):
             logw = np.log(self.matrix[idx])
@@ -255,7 +264,13 @@ class Mechanism:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Mechanism(shape={self.shape})"
+        """The matrix itself up to :data:`REPR_MAX_SIDE` rows and columns, else its shape."""
+        rows, cols = self.shape
+        if rows > REPR_MAX_SIDE or cols > REPR_MAX_SIDE:
+            return f"Mechanism(shape={self.shape}: {rows} inputs × {cols} outputs, see .matrix)"
+        # no suppress_small: a tiny entry is not a zero (a zero can make a level infinite)
+        body = np.array2string(self.matrix, precision=6, separator=", ", prefix="Mechanism(")
+        return f"Mechanism({body})"
 
 
 def as_matrix(mechanism) -> np.ndarray:
@@ -263,3 +278,11 @@ def as_matrix(mechanism) -> np.ndarray:
     if isinstance(mechanism, Mechanism):
         return mechanism.matrix
     return as_stochastic_matrix(mechanism, "mechanism", SUM_TOLERANCE)
+
+
+def _refuse_rng(rng) -> NoReturn:
+    raise InputError(
+        "expected a numpy.random.Generator, a non-negative integer seed or None, got "
+        f"{type(rng).__name__} {rng!r:.60}",
+        "rng",
+    )

@@ -159,6 +159,21 @@ def _sweep_task(
 
 
 # --- many requests -----------------------------------------------------------------------------
+def _request_list(requests: Any) -> list:
+    """``requests`` as a list, or an :class:`InputError` saying what ``solve_many`` takes."""
+    expected = (
+        "expected a list of requests (each a DesignRequest from privopt.prepare_request or a "
+        "dict of privopt.design arguments)"
+    )
+    if isinstance(requests, (DesignRequest, Mapping)):
+        raise InputError(
+            f"{expected}, got a single {type(requests).__name__}: wrap it in a list", "requests"
+        )
+    if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
+        raise InputError(f"{expected}, got {type(requests).__name__} {requests!r:.60}", "requests")
+    return list(requests)
+
+
 def _as_request(item: Any, index: int) -> DesignRequest:
     if isinstance(item, DesignRequest):
         return item
@@ -241,7 +256,7 @@ def solve_many(
         raise InputError(f"expected 'raise' or 'return', got {errors!r}", "errors")
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
-    items = list(requests)
+    items = _request_list(requests)
     outcomes: list[Any] = [None] * len(items)
     prepared: list[tuple[int, DesignRequest]] = []
     for i, item in enumerate(items):

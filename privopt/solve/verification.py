@@ -17,8 +17,9 @@ Every answer is checked before it is returned, whatever method produced it:
    extra budgets and added constraints met.
 5. **Certified** means: the method gave a lower bound on the optimum and the re-measured
    objective is within ``1e-6·(1 + |objective|)`` of it. A method without a bound never
-   certifies (the report says whether its own objective at least agrees with the re-measured
-   one); the driver then tries the next method.
+   certifies (the report says why there is no bound and whether its own objective at least
+   agrees with the re-measured one); the driver then tries the next method. The cvxpy
+   programs bound constraints added with ``add_constraints`` too when they are affine in ``W``.
 """
 
 from __future__ import annotations
@@ -212,7 +213,11 @@ def _extras_ok(request: DesignRequest, matrix: np.ndarray) -> bool:
 
 
 def _certify(
-    answer: Answer, objective: float, raw_objective: float, repair_cost: float
+    answer: Answer,
+    objective: float,
+    raw_objective: float,
+    repair_cost: float,
+    added_constraints: bool = False,
 ) -> CertificateReport:
     scale = 1.0 + abs(objective)
     cert = answer.certificate
@@ -233,6 +238,18 @@ def _certify(
     claimed = answer.objective
     agree = math.isfinite(claimed) and abs(raw_objective - claimed) <= OBJECTIVE_RTOL * scale
     cheap = repair_cost <= OBJECTIVE_RTOL * scale
+    why = f"no lower bound from {answer.method}"
+    if added_constraints:
+        why += (
+            " (with added constraints, a bound needs each to be ==, <= or >= of an expression"
+            " affine in W alone)"
+        )
+    if not agree:
+        verdict = f"disagrees with the re-measured {raw_objective:.12g}"
+    elif not cheap:
+        verdict = f"agrees with the re-measured answer, but its repair cost {repair_cost:.3g}"
+    else:
+        verdict = "agrees with the re-measured answer, which is not a certificate"
     return CertificateReport(
         objective=objective,
         lower_bound=None,
@@ -240,11 +257,7 @@ def _certify(
         relative_gap=None,
         tolerance=OBJECTIVE_RTOL,
         certified=False,
-        source=(
-            f"{answer.method}'s objective {claimed:.12g} (no dual bound: "
-            + ("agrees with the re-measured answer" if agree and cheap else "disagrees")
-            + ", not a certificate)"
-        ),
+        source=f"none: {why}; {answer.method}'s objective {claimed:.12g} {verdict}",
     )
 
 
@@ -301,7 +314,7 @@ def verify(
     by_level = budget is not None
     objective = level if by_level else dist
     raw = raw_level if by_level else raw_dist
-    report = _certify(answer, objective, raw, objective - raw)
+    report = _certify(answer, objective, raw, objective - raw, bool(request.user_constraints))
     message = ""
     if not feasible:
         message = (
@@ -332,7 +345,7 @@ def _uncertified(report: CertificateReport) -> str:
             f"relative gap {report.relative_gap:.3g} to the lower bound {report.lower_bound:.12g}"
             f" above {report.tolerance:g}"
         )
-    return f"not certified: {report.source} disagrees with the re-measured {report.objective:.12g}"
+    return f"not certified: {report.source.removeprefix('none: ')}"
 
 
 def _rejected(answer: Answer, message: str) -> Verified:

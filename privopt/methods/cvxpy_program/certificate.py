@@ -1,5 +1,5 @@
 """A lower bound on the optimum of a solved cvxpy program, computed by privopt from the
-solver's dual values (numpy only).
+solver's dual values (numpy; cvxpy only to read added constraints).
 
 Weak Lagrangian duality with the row-stochastic constraints kept: for any multipliers
 ``μ ≥ 0`` of the other constraints ``g_j(W) ≤ 0``,
@@ -8,6 +8,14 @@ Weak Lagrangian duality with the row-stochastic constraints kept: for any multip
 
 where ``ℓ_j ≤ g_j`` is ``g_j`` itself for the affine constraints and a linear minorant for the
 exponential-cone ones (each notion writes its terms, :meth:`~privopt.notions.Notion.lagrangian`).
+Constraints added by the user
+(:meth:`~privopt.methods.cvxpy_program.PrivacyProblem.add_constraints`) enter the same way
+when each is affine in ``W`` alone (``a(W) == 0``, ``a(W) ≤ 0`` or ``a(W) ≥ 0``): with its
+multipliers ``λ`` (free for an equality, clipped to ``≥ 0`` for an inequality) the term
+``±λ·a(W)`` is ``0`` or ``≤ 0`` on every feasible ``W``, so adding it to the Lagrangian keeps
+the minimum over the row-stochastic matrices a lower bound, and it is linear in ``W``, so the
+minimum still splits by rows. Other added constraints (not affine, or on other variables)
+give no bound.
 Every step is a valid inequality whatever the multipliers, so the bound does not rest on the
 solver being right: a sloppy solve gives a weak bound (and the answer is not certified), never
 a wrong one. Solver noise in the multipliers (a slightly negative dual, an auxiliary variable
@@ -16,6 +24,7 @@ whose coefficient has the wrong sign) is repaired before the bound is taken.
 
 from __future__ import annotations
 
+import cvxpy as cp
 import numpy as np
 
 from privopt.methods.cvxpy_program.program import PrivacyProblem
@@ -69,11 +78,16 @@ def lagrangian_bound(
     -------
     float or None
         ``E[d]`` at an ε point, the level (nats) at a budget point; ``None`` when no bound
-        can be given (constraints added by the user, or a notion without Lagrangian terms).
+        can be given (an added constraint that is not affine in ``W`` alone, a missing dual
+        value, or a notion without Lagrangian terms).
     """
-    if pp.user_constraints or pp.W.value is None:
+    if pp.W.value is None:
         return None
-    first = _bound(pp, epsilon, relaxed, 1.0)
+    user = user_terms(pp)
+    if user is None:
+        return None
+
+    first = _bound(pp, epsilon, relaxed, 1.0, user)
     if first is None or relaxed or pp.problem.value is None:
         return first
     target = float(pp.problem.value)
@@ -82,31 +96,87 @@ def lagrangian_bound(
     if target - first <= SEARCH_GAP * (1 + abs(target)):
         return first
     # scale 0: the privacy constraint dropped (a good bound where it does not bind)
-    dropped = _bound(pp, epsilon, relaxed, 0.0)
+    dropped = _bound(pp, epsilon, relaxed, 0.0, user)
     best = first if dropped is None else max(first, dropped)
     lo, hi = np.log(0.25), np.log(4.0)
     golden = (np.sqrt(5) - 1) / 2
     a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-    fa, fb = _bound(pp, epsilon, relaxed, np.exp(a)), _bound(pp, epsilon, relaxed, np.exp(b))
+    fa = _bound(pp, epsilon, relaxed, np.exp(a), user)
+    fb = _bound(pp, epsilon, relaxed, np.exp(b), user)
     for _ in range(30):
         fa_, fb_ = -np.inf if fa is None else fa, -np.inf if fb is None else fb
         best = max(best, fa_, fb_)
         if fa_ >= fb_:
             hi, b, fb = b, a, fa
             a = hi - golden * (hi - lo)
-            fa = _bound(pp, epsilon, relaxed, np.exp(a))
+            fa = _bound(pp, epsilon, relaxed, np.exp(a), user)
         else:
             lo, a, fa = a, b, fb
             b = lo + golden * (hi - lo)
-            fb = _bound(pp, epsilon, relaxed, np.exp(b))
+            fb = _bound(pp, epsilon, relaxed, np.exp(b), user)
         if hi - lo < 1e-6:
             break
     return float(best)
 
 
-def _bound(pp: PrivacyProblem, epsilon, relaxed: bool, scale: float) -> float | None:
+_EQUALITIES = (cp.constraints.Equality, cp.constraints.Zero)
+_INEQUALITIES = (cp.constraints.Inequality, cp.constraints.NonPos, cp.constraints.NonNeg)
+
+
+def user_terms(pp: PrivacyProblem) -> tuple[np.ndarray, float] | None:
+    """The Lagrangian terms ``Σ_k ±λ_k·a_k(W) = <coef, W> + constant`` of the constraints
+    added by the user, from the solver's dual values (zero without added constraints).
+
+    Parameters
+    ----------
+    pp : PrivacyProblem
+        Solved (its variables and constraints hold the solver's values).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, float) or None
+        ``(coef, constant)`` with ``coef`` of the shape of ``W``; ``None`` when a constraint is
+        not ``==``, ``<=`` or ``>=`` of an expression affine in ``W`` alone, or has no dual value
+        (no valid term is known for it).
+    """
+    coef = np.zeros(pp.W.shape)
+    constant = 0.0
+    for con in pp.user_constraints:
+        expr = getattr(con, "expr", None)
+        if not isinstance(con, _EQUALITIES + _INEQUALITIES):
+            return None  # a cone (SOC, PSD, exponential…): no linear term is known
+        if expr is None or con.dual_value is None or not expr.is_affine():
+            return None
+        if [v.id for v in expr.variables()] != [pp.W.id]:
+            return None  # on another variable (or a constant): no term on W is known
+        dual = np.nan_to_num(np.asarray(con.dual_value, dtype=float), posinf=0.0, neginf=0.0)
+        if isinstance(con, cp.constraints.NonNeg):
+            dual = -np.maximum(dual, 0.0)  # a(W) ≥ 0: the term −λ·a(W) ≤ 0
+        elif not isinstance(con, _EQUALITIES):
+            dual = np.maximum(dual, 0.0)  # a(W) ≤ 0: the term λ·a(W) ≤ 0
+        dual = np.broadcast_to(dual, expr.shape)
+        try:
+            grad = expr.grad.get(pp.W)  # d a / d vec(W), column-major: (W.size, a.size)
+            value = np.asarray(expr.value, dtype=float)
+        except (ValueError, TypeError, AttributeError, NotImplementedError):
+            return None
+        if grad is None or value is None:
+            return None
+        # <dual, a(W)> = <G dual, vec W> + <dual, a(W0)> − <G dual, vec W0> (a is affine)
+        linear = np.asarray(grad @ dual.ravel(order="F"), dtype=float).ravel()
+        term = linear.reshape(pp.W.shape, order="F")
+        coef += term
+        constant += float(np.sum(dual * value)) - float(np.sum(term * pp.W.value))
+    if not (np.isfinite(coef).all() and np.isfinite(constant)):
+        return None
+    return coef, constant
+
+
+def _bound(
+    pp: PrivacyProblem, epsilon, relaxed: bool, scale: float, user: tuple[np.ndarray, float]
+) -> float | None:
     """The bound with the privacy multipliers (ε point) or the budget multiplier (budget
-    point) scaled by ``scale``."""
+    point) scaled by ``scale``, and the user constraints' terms ``user``."""
     prior = pp.prior
     W0 = np.clip(np.asarray(pp.W.value, dtype=float), 0.0, None)
     W0 /= np.maximum(W0.sum(axis=1, keepdims=True), 1e-300)
@@ -114,12 +184,18 @@ def _bound(pp: PrivacyProblem, epsilon, relaxed: bool, scale: float) -> float | 
     weights = prior.input_probs[:, None] * pp.distortion.matrix  # E d = Σ weights ∘ W
     budget_point = epsilon is None
     coef = np.zeros_like(weights) if budget_point else weights.copy()
-    constant = 0.0
+    coef += user[0]
+    constant = user[1]
     for (extra, bound), con in zip(pp.extra_distortions, pp.extra_constraints, strict=True):
         nu = float(dual_array(con.dual_value, ()))
         coef += nu * prior.input_probs[:, None] * extra.matrix
         constant -= nu * bound
     if not (relaxed and not budget_point):
+        mu = scale * float(dual_array(pp.budget_constraint.dual_value, ())) if budget_point else 1
+        # the point a notion may linearise at (a Blahut–Arimoto step) is best taken for the
+        # objective's whole linear part, the added constraints' terms included; any point
+        # gives a valid bound
+        refine = weights + user[0] / mu if mu > 0 else weights
         lctx = LagrangeContext(
             prior=prior,
             channel=prior.induced_channel(W0)[support],
@@ -128,14 +204,13 @@ def _bound(pp: PrivacyProblem, epsilon, relaxed: bool, scale: float) -> float | 
             level_value=float(pp.level_parameter.value) if pp.level_parameter is not None else 0,
             neighbors=pp.context.neighbors,
             options=dict(pp.options),
-            weights=weights[support] if prior.observation is None else None,
+            weights=refine[support] if prior.observation is None else None,
             distortion=pp.distortion.matrix,
             row_duals=pp.row_constraint.dual_value,
             multipliers=[con.dual_value for con in pp.notion_constraints],
         )
         duals = [con.dual_value for con in pp.notion_constraints]
         if budget_point:
-            mu = scale * float(dual_array(pp.budget_constraint.dual_value, ()))
             lctx.multiplier = mu
             terms = pp.notion.level_lagrangian(lctx, duals)
             coef += mu * weights
