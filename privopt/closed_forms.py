@@ -7,6 +7,7 @@ All in nats; each function cites its paper and equation. Databases are ``Dⁿ`` 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -15,6 +16,9 @@ from privopt.errors import InfeasibleError, InputError
 from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
 from privopt.model._validate import as_positive_int
 from privopt.validation import check_budget, check_level, check_numbers, check_probability
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "h",
@@ -61,12 +65,33 @@ def _mn(m, n) -> tuple[int, int]:
     return as_positive_int(m, "m", minimum=2), as_positive_int(n, "n", minimum=1)
 
 
-def h(eps, m: int, n: int):
+def h(eps: ArrayLike, m: int, n: int) -> float | np.ndarray:
     """``h(ε) = n / (1 + e^ε/(m−1))``, the optimal Hamming distortion.
 
     Wang, Ying & Zhang (2016), eq. (36).
 
     Decreases strictly from ``h(0) = n(m−1)/m`` to 0.
+
+    Parameters
+    ----------
+    eps : float or array_like
+        Privacy level(s) ε in nats, ``≥ 0``, of any shape; ``inf`` is allowed (``h = 0``).
+    m : int
+        Row alphabet size ``|D|``, ``≥ 2``.
+    n : int
+        Number of rows, ``≥ 1``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The expected Hamming distortion (number of changed rows), in ``[0, n(m−1)/m]``: a
+        float for a scalar ``eps``, otherwise an array of its shape.
+
+    Raises
+    ------
+    InputError
+        If ``eps`` holds a negative number or nan, or ``m`` or ``n`` is not an integer in
+        range.
     """
     m, n = _mn(m, n)
     eps = check_numbers(eps, "epsilon")
@@ -75,10 +100,32 @@ def h(eps, m: int, n: int):
     return float(out) if out.ndim == 0 else out
 
 
-def h_inv(D, m: int, n: int):
+def h_inv(D: ArrayLike, m: int, n: int) -> float | np.ndarray:
     """``h⁻¹(D) = ln(n/D − 1) + ln(m−1)`` for ``0 < D < n`` (Wang, Ying & Zhang (2016), eq. 19).
 
     ``+∞`` at ``D = 0``; values below 0 mean that ``D ≥ h(0)`` is met at ε = 0.
+
+    Parameters
+    ----------
+    D : float or array_like
+        Expected Hamming distortion(s) (number of changed rows), in ``[0, n)``, of any
+        shape.
+    m : int
+        Row alphabet size ``|D|``, ``≥ 2``.
+    n : int
+        Number of rows, ``≥ 1``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ε in nats (``+inf`` at ``D = 0``, negative above ``h(0) = n(m−1)/m``): a float for
+        a scalar ``D``, otherwise an array of its shape.
+
+    Raises
+    ------
+    InputError
+        If ``D`` holds a negative number, nan or a value ``≥ n``, or ``m`` or ``n`` is not
+        an integer in range.
     """
     m, n = _mn(m, n)
     D = check_numbers(D, "D")
@@ -93,6 +140,24 @@ def exponential_kernel(eps: float, m: int) -> np.ndarray:
     """``A_ε = ((1−r)I + rJ)/(1+(m−1)r)``, ``r = e^{−ε}``: the one-row factor of E_d.
 
     Wang, Ying & Zhang (2016), eq. (30).
+
+    Parameters
+    ----------
+    eps : float
+        ε in nats, ``≥ 0``; ``inf`` is allowed (the identity).
+    m : int
+        Row alphabet size ``|D|``, ``≥ 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``m × m``, symmetric and row-stochastic: ``1/(1+(m−1)r)`` on the diagonal and
+        ``r/(1+(m−1)r)`` off it (uniform at ε = 0).
+
+    Raises
+    ------
+    InputError
+        If ``eps`` is not a number ``≥ 0`` or ``m`` is not an integer ``≥ 2``.
     """
     r = math.exp(-check_level(eps, "epsilon"))
     m = as_positive_int(m, "m", minimum=2)
@@ -106,6 +171,26 @@ def exponential_mechanism(eps: float, m: int, n: int) -> Mechanism:
 
     Built as the Kronecker power ``A_ε^{⊗n}``. Exactly ε-DP, with expected Hamming distortion
     ``h(ε)`` under every prior (Wang, Ying & Zhang (2016), Lemma 5).
+
+    Parameters
+    ----------
+    eps : float
+        ε in nats, ``≥ 0``; ``inf`` is allowed (the identity).
+    m : int
+        Row alphabet size ``|D|``, ``≥ 2``.
+    n : int
+        Number of rows, ``≥ 1``.
+
+    Returns
+    -------
+    Mechanism
+        ``mⁿ × mⁿ`` on the databases of ``Dⁿ`` in lexicographic order, inputs and outputs
+        labelled as those of :class:`~privopt.model.DatabasePrior` ``(m, n)``.
+
+    Raises
+    ------
+    InputError
+        If ``eps`` is not a number ``≥ 0`` or ``m`` or ``n`` is not an integer in range.
     """
     m, n = _mn(m, n)
     check_level(eps, "epsilon")
@@ -129,6 +214,21 @@ def epsilon_x(prior: DatabasePrior) -> float:
     Wang, Ying & Zhang (2016), eq. (18).
 
     ``+∞`` without full support. For a product prior it is ``max_i ln(max p_i / min p_i)``.
+
+    Parameters
+    ----------
+    prior : DatabasePrior
+        The pmf over ``Dⁿ`` (i.i.d. rows, a product of row marginals or any joint pmf).
+
+    Returns
+    -------
+    float
+        ``ε_X`` in nats, ``≥ 0`` (0 for the uniform prior, ``inf`` without full support).
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`.
     """
     prior = _database(prior)
     margs = prior.marginals() if prior.is_iid or prior.size <= 2**20 else None
@@ -159,6 +259,25 @@ def identifiability_output_pmf(prior: DatabasePrior, eps: float) -> np.ndarray:
     """``p_Y = P_ε^{-1} p_X``, possibly with negative entries (then E_i does not exist at ε).
 
     Wang, Ying & Zhang (2016), eq. (29).
+
+    Parameters
+    ----------
+    prior : DatabasePrior
+        The pmf over ``Dⁿ`` (i.i.d. rows, a product of row marginals or any joint pmf).
+    eps : float
+        ε in nats, ``> 0``; ``inf`` is allowed (then ``p_Y = p_X``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(mⁿ,)``, one entry per database in lexicographic order; the entries sum to
+        1 but may be negative.
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, or ``eps`` is not a
+        number ``> 0`` (``P_0`` is singular).
     """
     prior = _database(prior)
     eps = check_level(eps, "epsilon")
@@ -176,6 +295,27 @@ def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
     ``ε' ≥ ε``). Product priors use the closed form
     ``max_i ln((1 − (m−1) p_{i,min}) / p_{i,min})``; other priors a bisection on the
     Kronecker-axis inverse. ``+∞`` without full support (the paper's "always finite" needs it).
+
+    Parameters
+    ----------
+    prior : DatabasePrior
+        The pmf over ``Dⁿ`` (i.i.d. rows, a product of row marginals or any joint pmf).
+    tol : float, default 1e-14
+        Relative tolerance of the bisection (priors that are not products of row marginals
+        only): it stops once ``hi − lo ≤ tol·max(1, hi)``. Must be positive and above
+        round-off (not checked).
+
+    Returns
+    -------
+    float
+        ``ε̃_X`` in nats, ``≥ 0`` (0 for the uniform prior, ``inf`` without full support);
+        from the bisection, its feasible upper end.
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, or the bisection finds
+        no feasible ε up to ``1e4``.
     """
     prior = _database(prior)
     m, n = prior.m, prior.n
@@ -217,10 +357,28 @@ def identifiability_mechanism(prior: DatabasePrior, eps: float) -> Mechanism:
     ``h(ε)`` (Wang, Ying & Zhang (2016), Lemma 4), and at ``ε = h⁻¹(D)`` it is PD-MIP optimal
     (Thm 2 there).
 
+    Parameters
+    ----------
+    prior : DatabasePrior
+        The pmf over ``Dⁿ`` (i.i.d. rows, a product of row marginals or any joint pmf),
+        with full support.
+    eps : float
+        ε in nats, ``> 0``; ``inf`` is allowed (the identity).
+
+    Returns
+    -------
+    Mechanism
+        ``mⁿ × mⁿ`` on the databases of ``Dⁿ`` in lexicographic order, labelled as the
+        prior's databases.
+
     Raises
     ------
     InfeasibleError
-        If ``ε < ε̃_X`` (with ε̃_X as the least achievable level).
+        If ``ε < ε̃_X`` (with ε̃_X as the least achievable level), or the prior lacks full
+        support (least achievable ``inf``).
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, or ``eps`` is not a
+        number ``> 0``.
     """
     prior = _database(prior)
     eps = check_level(eps, "epsilon")
@@ -240,8 +398,25 @@ def identifiability_mechanism(prior: DatabasePrior, eps: float) -> Mechanism:
     return Mechanism(w / w.sum(axis=1, keepdims=True), prior.labels, prior.labels)
 
 
-def binary_entropy(q):
-    """``h_b(q) = −q ln q − (1−q) ln(1−q)`` in nats."""
+def binary_entropy(q: ArrayLike) -> float | np.ndarray:
+    """``h_b(q) = −q ln q − (1−q) ln(1−q)`` in nats.
+
+    Parameters
+    ----------
+    q : float or array_like
+        Probability(ies) in ``[0, 1]``, of any shape.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``h_b(q)`` in nats, in ``[0, ln 2]`` (0 at ``q = 0`` and ``q = 1``): a float for a
+        scalar ``q``, otherwise an array of its shape.
+
+    Raises
+    ------
+    InputError
+        If ``q`` holds a value outside ``[0, 1]``, nan, or something that is not a number.
+    """
     q = check_numbers(q, "q", maximum=1.0)
     out = special.entr(q) + special.entr(1 - q)
     return float(out) if out.ndim == 0 else out
@@ -249,7 +424,24 @@ def binary_entropy(q):
 
 def pdmip_valid_range(prior: DatabasePrior) -> tuple[float, float]:
     """``[0, h(ε̃_X)]``: where the PD-MIP closed form is the optimum (Wang, Ying & Zhang (2016),
-    Thm 2)."""
+    Thm 2).
+
+    Parameters
+    ----------
+    prior : DatabasePrior
+        The pmf over ``Dⁿ`` (i.i.d. rows, a product of row marginals or any joint pmf).
+
+    Returns
+    -------
+    tuple of float
+        ``(0.0, h(ε̃_X))``: distortions (numbers of changed rows), the upper end in
+        ``[0, n(m−1)/m]`` (0 without full support, where ``ε̃_X = inf``).
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`.
+    """
     prior = _database(prior)
     return 0.0, h(epsilon_tilde_x(prior), prior.m, prior.n)
 
@@ -260,6 +452,28 @@ def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
     ``ε*_m(D) = H(X) − n h_b(D/n) − D ln(m−1)``, the Shannon lower bound. It is the optimum for
     ``0 ≤ D ≤ h(ε̃_X)``; outside that range it is only a lower bound, and ``strict=True``
     raises :class:`InputError`.
+
+    Parameters
+    ----------
+    prior : DatabasePrior
+        The pmf over ``Dⁿ`` (i.i.d. rows, a product of row marginals or any joint pmf).
+    D : float
+        Expected Hamming distortion (number of changed rows): in ``[0, h(ε̃_X)]``
+        (:func:`pdmip_valid_range`, with a relative slack of 1e-12) when ``strict``,
+        otherwise in ``[0, n]``.
+    strict : bool, default True
+        Refuse ``D`` outside the range where the closed form is the optimum.
+
+    Returns
+    -------
+    float
+        ``ε*_m(D)`` in nats; with ``strict=False`` it may be negative (a vacuous bound).
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, ``strict`` is true
+        and ``D`` lies outside ``[0, h(ε̃_X)]``, or ``D/n`` lies outside ``[0, 1]``.
     """
     prior = _database(prior)
     m, n = prior.m, prior.n
@@ -283,6 +497,21 @@ def zeta(prior: JointPrior) -> np.ndarray:
     """``ζ(y) = e^{H(S|Y=y)} / Σ_y' e^{H(S|Y=y')}`` (Calmon & Fawaz (2012), Corollary 2; H in nats).
 
     Observations of zero mass get ``ζ = 0``.
+
+    Parameters
+    ----------
+    prior : JointPrior
+        The joint pmf ``p(s, y)`` of the secret and the observation.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(|Y|,)``: a pmf over the observations (non-negative, summing to 1).
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.JointPrior`.
     """
     if not isinstance(prior, JointPrior):
         raise InputError("ζ needs a JointPrior p(s, y)", "prior")
@@ -295,13 +524,47 @@ def zeta(prior: JointPrior) -> np.ndarray:
 
 def laplace_counting_pml_bound(n: int, b: float, c: float) -> float:
     """Saeidian et al. (2024), Prop. 4.6: ``sup_y ℓ(D_i→y) ≤ a − ln((1−c) + c e^a)``,
-    ``a = 1/(nb)``, for ``Y ∼ Lap(K/n, b)`` and i.i.d. entries with ``P(f=1) ∈ (c, 1−c)``."""
+    ``a = 1/(nb)``, for ``Y ∼ Lap(K/n, b)`` and i.i.d. entries with ``P(f=1) ∈ (c, 1−c)``.
+
+    The arguments are not checked.
+
+    Parameters
+    ----------
+    n : int
+        Number of entries, ``≥ 1``.
+    b : float
+        Scale of the Laplace noise on ``K/n``, ``> 0`` (``inf`` gives 0).
+    c : float
+        The margin, in ``[0, ½)``.
+
+    Returns
+    -------
+    float
+        The bound in nats, in ``[0, (1−c)/(nb)]``.
+    """
     a = 1.0 / (n * b)
     return float(a - np.log((1 - c) + c * np.exp(a)))
 
 
 def laplace_counting_pml_bound_simplified(n: int, b: float, c: float) -> float:
-    """Saeidian et al. (2024), Prop. 4.6, simplified: ``(1−c)/(nb) + c²/(2n²b²)``."""
+    """Saeidian et al. (2024), Prop. 4.6, simplified: ``(1−c)/(nb) + c²/(2n²b²)``.
+
+    The arguments are not checked.
+
+    Parameters
+    ----------
+    n : int
+        Number of entries, ``≥ 1``.
+    b : float
+        Scale of the Laplace noise on ``K/n``, ``> 0`` (``inf`` gives 0).
+    c : float
+        The margin, in ``[0, ½)``.
+
+    Returns
+    -------
+    float
+        The bound in nats, ``≥ 0``.
+    """
     a = 1.0 / (n * b)
     return float((1 - c) * a + c**2 * a**2 / 2)
 
@@ -309,7 +572,24 @@ def laplace_counting_pml_bound_simplified(n: int, b: float, c: float) -> float:
 def laplace_counting_pml_sup(n: int, b: float, p: float) -> float:
     """The exact ``sup_y ℓ(D_i→y)`` for a fixed ``p`` (derived, verified numerically):
     ``a − ln(min(p,1−p) e^a + max(p,1−p))``, ``a = 1/(nb)``; tight for Saeidian et al. (2024),
-    Prop. 4.6 at p = c."""
+    Prop. 4.6 at p = c.
+
+    The arguments are not checked.
+
+    Parameters
+    ----------
+    n : int
+        Number of entries, ``≥ 1``.
+    b : float
+        Scale of the Laplace noise on ``K/n``, ``> 0`` (``inf`` gives 0).
+    p : float
+        ``P(f=1)`` of every entry, in ``[0, 1]`` (the value is symmetric in ``p ↔ 1−p``).
+
+    Returns
+    -------
+    float
+        The supremum in nats, in ``[0, 1/(nb)]``.
+    """
     a = 1.0 / (n * b)
     return float(a - np.log(min(p, 1 - p) * np.exp(a) + max(p, 1 - p)))
 
@@ -318,13 +598,51 @@ def threshold_query_pml(n: int, p: float, m: int) -> float:
     """``ℓ(X→1) = −ln P(K > m)``, ``K ∼ Bin(n, p)``: PML of the answer "K > m".
 
     Saeidian et al. (2024), Ex. 3.11.
+
+    The arguments are not checked; they are scalars.
+
+    Parameters
+    ----------
+    n : int
+        Number of entries (binomial trials), ``≥ 0``.
+    p : float
+        Probability that an entry counts, in ``[0, 1]``.
+    m : int
+        The threshold.
+
+    Returns
+    -------
+    float
+        The PML in nats, ``≥ 0``: 0 for ``m < 0``, ``inf`` when ``P(K > m) = 0`` (e.g.
+        ``m ≥ n``; numpy then warns of a division by zero).
     """
     return float(-np.log1p(-stats.binom.cdf(m, n, p)))
 
 
 def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
     """Chernoff bound ``−ln(1 − e^{−n KL(m/n ‖ p)})`` on :func:`threshold_query_pml` for
-    ``m/n ≤ p`` (Saeidian et al. (2024), Ex. 3.11, Fig. 1; Bernoulli KL in nats)."""
+    ``m/n ≤ p`` (Saeidian et al. (2024), Ex. 3.11, Fig. 1; Bernoulli KL in nats).
+
+    Parameters
+    ----------
+    n : int
+        Number of entries (binomial trials), ``≥ 1``.
+    p : float
+        Probability that an entry counts, in ``[0, 1]``.
+    m : int
+        The threshold, with ``0 ≤ m ≤ n·p``.
+
+    Returns
+    -------
+    float
+        An upper bound on :func:`threshold_query_pml`, in nats, ``≥ 0``; ``inf`` (vacuous)
+        at ``m/n = p``.
+
+    Raises
+    ------
+    InputError
+        If ``m/n > p``.
+    """
     t = m / n
     if t > p:
         raise InputError(f"the bound needs m/n ≤ p, got m/n = {t}", "m")
@@ -335,20 +653,83 @@ def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
 
 
 def pml_bound_from_ldp(eps: float, p_min: float) -> float:
-    """ε-LDP ⇒ ``ln 1/(p_min + e^{−ε}(1−p_min))``-PML (Saeidian et al. (2023), Prop. 6)."""
+    """ε-LDP ⇒ ``ln 1/(p_min + e^{−ε}(1−p_min))``-PML (Saeidian et al. (2023), Prop. 6).
+
+    Parameters
+    ----------
+    eps : float
+        The LDP level ε in nats, ``≥ 0``; ``inf`` is allowed.
+    p_min : float
+        The least prior mass on the support, ``min_{x∈supp p} p(x)``, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        The PML level in nats, in ``[0, min(ε, −ln p_min)]`` (0 at ε = 0, ``−ln p_min`` at
+        ε = ``inf``).
+
+    Raises
+    ------
+    InputError
+        If ``eps`` is not a number ``≥ 0`` or ``p_min`` is not in ``[0, 1]``.
+    """
     eps, p_min = check_level(eps, "epsilon"), check_probability(p_min, "p_min")
     return float(-np.log(p_min + np.exp(-eps) * (1 - p_min)))
 
 
 def pml_bound_from_ldi(eps: float, p_min: float, support_size: int) -> float:
-    """ε-LDI ⇒ ``ln 1/(p_min(1 + e^{−ε}(|supp p| − 1)))``-PML (Saeidian et al. (2023), Prop. 6)."""
+    """ε-LDI ⇒ ``ln 1/(p_min(1 + e^{−ε}(|supp p| − 1)))``-PML (Saeidian et al. (2023), Prop. 6).
+
+    Parameters
+    ----------
+    eps : float
+        The LDI level ε in nats, ``≥ 0``; ``inf`` is allowed.
+    p_min : float
+        The least prior mass on the support, ``min_{x∈supp p} p(x)``, in ``[0, 1]``.
+    support_size : int
+        ``|supp p|``, ``≥ 1``.
+
+    Returns
+    -------
+    float
+        The PML level in nats: at most ``−ln p_min`` (its value at ε = ``inf``; ``inf`` for
+        ``p_min = 0``), and ``≥ 0`` whenever ``p_min ≤ 1/support_size``, as for a pmf.
+
+    Raises
+    ------
+    InputError
+        If ``eps`` is not a number ``≥ 0``, ``p_min`` is not in ``[0, 1]`` or
+        ``support_size`` is not an integer ``≥ 1``.
+    """
     eps, p_min = check_level(eps, "epsilon"), check_probability(p_min, "p_min")
     support_size = as_positive_int(support_size, "support_size", minimum=1)
     return float(-np.log(p_min * (1 + np.exp(-eps) * (support_size - 1))))
 
 
 def maximal_leakage_bound(eps: float, delta: float, eps_max: float) -> float:
-    """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` (Saeidian et al. (2023), Lemma 3(2))."""
+    """(ε,δ)-PML ⇒ ``L ≤ ln(e^ε + δ e^{ε_max})`` (Saeidian et al. (2023), Lemma 3(2)).
+
+    Parameters
+    ----------
+    eps : float
+        The PML level ε in nats, ``≥ 0``; ``inf`` is allowed.
+    delta : float
+        The tail probability δ, in ``[0, 1]``.
+    eps_max : float
+        ``ε_max = −ln min_{x∈supp p} p(x)`` of the prior in nats, ``≥ 0``
+        (:func:`privopt.measures.epsilon_max`); ``inf`` is allowed.
+
+    Returns
+    -------
+    float
+        The bound on the maximal leakage in nats, ``≥ ε`` (``= ε`` at δ = 0), computed
+        without overflow for large levels.
+
+    Raises
+    ------
+    InputError
+        If ``eps`` or ``eps_max`` is not a number ``≥ 0`` or ``delta`` is not in ``[0, 1]``.
+    """
     eps, eps_max = check_level(eps, "epsilon"), check_level(eps_max, "eps_max")
     delta = check_probability(delta, "delta")
     # ln(e^ε + δ e^{ε_max}) without forming e^ε (it overflows past ε ≈ 709)
@@ -357,7 +738,26 @@ def maximal_leakage_bound(eps: float, delta: float, eps_max: float) -> float:
 
 def rate_distortion_hamming_uniform(k: int, D: float) -> float:
     """``R(D) = ln k − h_b(D) − D ln(k−1)`` for a uniform source on k symbols with Hamming
-    distortion, ``0 ≤ D ≤ (k−1)/k`` (the Corollary 1 oracle of Calmon & Fawaz (2012))."""
+    distortion, ``0 ≤ D ≤ (k−1)/k`` (the Corollary 1 oracle of Calmon & Fawaz (2012)).
+
+    Parameters
+    ----------
+    k : int
+        Alphabet size, ``≥ 2``.
+    D : float
+        Expected Hamming distortion, a finite number ``≥ 0``; beyond ``(k−1)/k`` the rate
+        is 0.
+
+    Returns
+    -------
+    float
+        ``R(D)`` in nats, in ``[0, ln k]`` (``ln k`` at ``D = 0``).
+
+    Raises
+    ------
+    InputError
+        If ``k`` is not an integer ``≥ 2`` or ``D`` is not a finite number ``≥ 0``.
+    """
     k, D = as_positive_int(k, "k", minimum=2), check_budget(D, "D")
     if not D <= (k - 1) / k:
         return 0.0
@@ -367,7 +767,25 @@ def rate_distortion_hamming_uniform(k: int, D: float) -> float:
 def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
     """Calmon & Fawaz (2012), Thm 4: ``I(Y;U) ≥ α log₂(1 + n/k) − 1`` bits with
     ``α = 1 − e^{−kε/2}``, for
-    ``U = Y + Lap(1/ε)`` and ``Y`` uniform on ``{0, k, …, n}``. Returned in **bits**."""
+    ``U = Y + Lap(1/ε)`` and ``Y`` uniform on ``{0, k, …, n}``. Returned in **bits**.
+
+    The arguments are not checked.
+
+    Parameters
+    ----------
+    eps : float
+        The DP level ε in nats, ``≥ 0`` (the noise scale is ``1/ε``); ``inf`` is allowed.
+    k : int
+        Spacing of the support of ``Y``, ``≥ 1``.
+    n : int
+        Largest value of ``Y``, a multiple of ``k``.
+
+    Returns
+    -------
+    float
+        The lower bound in **bits**, in ``[−1, log₂(1 + n/k) − 1]`` (−1, vacuous, at
+        ε = 0).
+    """
     alpha = 1 - np.exp(-k * eps / 2)
     return float(alpha * np.log2(1 + n / k) - 1)
 
@@ -585,7 +1003,7 @@ def _knapsack_accuracy(q_sorted: np.ndarray, t: float) -> float:
     return float(min(1.0, q_sorted[:j].sum() + (t - j) * q_sorted[j]))
 
 
-def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
+def maximal_leakage_hamming_distortion(probs: ArrayLike, eps: float) -> float:
     """Least Hamming distortion with maximal leakage ``L ≤ ε`` (any prior, one alphabet).
 
     Maximal leakage is ``L = ln Σ_u max_x p(u|x)`` (Issa, Wagner & Kamath (2020); Saeidian et
@@ -602,7 +1020,8 @@ def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
     Parameters
     ----------
     probs : array_like
-        The prior ``p``.
+        The prior ``p``: a 1-D vector of finite non-negative weights, not all zero
+        (rescaled to sum to 1).
     eps : float
         Maximal-leakage level ``ε ≥ 0``.
 
@@ -610,6 +1029,12 @@ def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
     -------
     float
         ``D*`` in ``[0, 1 − max p]``.
+
+    Raises
+    ------
+    InputError
+        If ``probs`` is not a 1-D vector of finite non-negative numbers or ``eps`` is not a
+        number ``≥ 0`` (``inf`` is allowed and gives 0).
     """
     q = _sorted_pmf(probs)
     eps = check_level(eps, "epsilon")
@@ -617,7 +1042,7 @@ def maximal_leakage_hamming_distortion(probs, eps: float) -> float:
     return float(max(0.0, 1.0 - _knapsack_accuracy(q, t)))
 
 
-def maximal_leakage_hamming_level(probs, D: float) -> float:
+def maximal_leakage_hamming_level(probs: ArrayLike, D: float) -> float:
     """Least maximal leakage within Hamming distortion ``D`` (any prior, one alphabet).
 
     The inverse of :func:`maximal_leakage_hamming_distortion`: the least ``t = e^ε ≥ 1`` whose
@@ -626,7 +1051,8 @@ def maximal_leakage_hamming_level(probs, D: float) -> float:
     Parameters
     ----------
     probs : array_like
-        The prior ``p``.
+        The prior ``p``: a 1-D vector of finite non-negative weights, not all zero
+        (rescaled to sum to 1).
     D : float
         Distortion budget, ``D ≥ 0``.
 
@@ -634,6 +1060,12 @@ def maximal_leakage_hamming_level(probs, D: float) -> float:
     -------
     float
         ``ε*`` in ``[0, ln |supp p|]``.
+
+    Raises
+    ------
+    InputError
+        If ``probs`` is not a 1-D vector of finite non-negative numbers or ``D`` is not a
+        finite number ``≥ 0``.
     """
     q = _sorted_pmf(probs)
     target = 1.0 - check_budget(D, "max_distortion")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,12 @@ from privopt.validation import (
     default_neighbors,
     resolve_neighbors,
 )
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Mechanism, Metric, MetricPairs
+    from privopt.model.types import NeighborsLike, PriorLike
 
 __all__ = [
     "NATS_PER_BIT",
@@ -67,8 +74,20 @@ __all__ = [
 NATS_PER_BIT = float(np.log(2.0))
 
 
-def to_bits(nats):
-    """Convert nats to bits (bits = nats / ln 2)."""
+def to_bits(nats: ArrayLike) -> float | np.ndarray:
+    """Convert nats to bits (bits = nats / ln 2).
+
+    Parameters
+    ----------
+    nats : float or array_like
+        Value(s) in nats, of any shape (``inf`` and ``nan`` pass through).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The value(s) in bits: a float for a scalar input, otherwise an array of the input's
+        shape.
+    """
     return np.asarray(nats) / NATS_PER_BIT if np.ndim(nats) else float(nats) / NATS_PER_BIT
 
 
@@ -141,10 +160,35 @@ def _xlogy_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # --- Calmon–Fawaz: average and maximum information leakage ----------------------------------
 @_with_unit
-def mutual_information(prior, mechanism) -> float:
+def mutual_information(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Average information leakage ``I(S;U) = Σ p(s) p(u|s) ln(p(u|s)/p(u))``.
 
     [Calmon-Fawaz] Def. 3 and eq. (14); [Wang-Ying-Zhang] Def. 4.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    float
+        ``I(S;U)`` in nats, in ``[0, H(S)]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     terms = np.zeros(st.ch.shape)
@@ -154,10 +198,39 @@ def mutual_information(prior, mechanism) -> float:
 
 
 @_with_unit
-def information_leakage_per_output(prior, mechanism) -> np.ndarray:
+def information_leakage_per_output(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike
+) -> np.ndarray:
     """``H(S) − H(S|U=u)`` for every output ``u`` (nan where ``p(u) = 0``).
 
     [Calmon-Fawaz] Def. 4 and eq. (4). A single term can be negative.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(|U|,)``, one entry per column of the mechanism, in nats: each in
+        ``[H(S) − ln |supp p|, H(S)]``; ``nan`` for outputs that no secret of the support
+        emits.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     h_s = -float(np.sum(_xlogy_ratio(st.ps, np.ones_like(st.ps))))
@@ -170,22 +243,73 @@ def information_leakage_per_output(prior, mechanism) -> np.ndarray:
 
 
 @_with_unit
-def max_information_leakage(prior, mechanism) -> float:
+def max_information_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)``.
 
     [Calmon-Fawaz] Def. 4 (restricted to ``p(u) > 0``: eq. (4) as printed also sums over outputs
     that never occur).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    float
+        The maximum in nats, in ``[0, H(S)]`` (at least the mutual information).
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     return float(np.nanmax(information_leakage_per_output(prior, mechanism)))
 
 
 # --- Pointwise maximal leakage and relatives -------------------------------------------------
 @_with_unit
-def pml_per_output(prior, mechanism) -> np.ndarray:
+def pml_per_output(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> np.ndarray:
     """PML ``ℓ(X→u) = ln max_{x∈supp p} p(u|x)/p(u)`` for every output.
 
     [Saeidian-PML] Def. 1 / Thm 1; [Saeidian-Rethinking] Def. 2.3. Outputs with ``p(u) = 0`` get 0,
     following [Saeidian-Rethinking] footnote 5 (``P_{X|U=u} := P_X``).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(|U|,)``, one entry per column of the mechanism, in nats, each in
+        ``[0, ε_max]`` (:func:`epsilon_max`).
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     out = np.zeros(st.p_u.size)
@@ -194,18 +318,65 @@ def pml_per_output(prior, mechanism) -> np.ndarray:
 
 
 @_with_unit
-def pml_level(prior, mechanism) -> float:
+def pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """The ε-PML level ``max_u ℓ(X→u)`` (= max-information ``I_∞(X;U)``).
 
     [Saeidian-PML] Def. 4 and Thm 1.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    float
+        The level in nats, in ``[0, ε_max]`` (:func:`epsilon_max`).
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     return float(np.max(pml_per_output(prior, mechanism)))
 
 
 @_with_unit
-def epsilon_max(prior) -> float:
+def epsilon_max(prior: PriorLike) -> float:
     """``ε_max = −ln min_{x∈supp p} p(x)``, the largest possible PML ([Saeidian-PML] Lemma 1 /
-    Lemma 2)."""
+    Lemma 2).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` it is taken on ``p(s)``.
+
+    Returns
+    -------
+    float
+        ``ε_max`` in nats, ``≥ 0`` (0 for a point mass).
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior is malformed or ``unit`` is neither ``"nats"`` nor ``"bits"``.
+    """
     p = as_prior(prior).secret_probs
     return float(-np.log(p[p > 0].min()))
 
@@ -235,10 +406,38 @@ def _check_delta(delta: float, field: str = "delta") -> float:
 
 
 @_with_unit
-def pml_tail_level(prior, mechanism, delta: float) -> float:
+def pml_tail_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float) -> float:
     """The (ε,δ)-PML level: the least ε with ``P_{U}[ℓ(X→U) ≤ ε] ≥ 1 − δ``.
 
     [Saeidian-PML] Def. 5. Evaluated by sorting the outputs by leakage.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+    delta : float
+        The tail probability δ, in ``[0, 1]`` (δ = 1 gives 0).
+
+    Returns
+    -------
+    float
+        The level in nats, in ``[0, pml_level]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, δ is outside ``[0, 1]``, or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     delta = _check_delta(delta)
     st = _Setting(prior, mechanism)
@@ -247,12 +446,40 @@ def pml_tail_level(prior, mechanism, delta: float) -> float:
 
 
 @_with_unit
-def eml_level(prior, mechanism, delta: float) -> float:
+def eml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float) -> float:
     """The (ε,δ)-EML level ``ln max_x h_x(δ)`` ([Saeidian-PML] Thm 3, Remark 9, eq. (19)).
 
     ``h_x(δ)`` is a fractional knapsack: outputs in decreasing order of
     ``p(u|x)/p(u)`` until their mass is exactly δ, the last one fractionally. δ = 0 is the
     PML level (the limit of (19)); δ = 1 gives 0.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+    delta : float
+        The tail probability δ, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        The level in nats, in ``[0, pml_level]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, δ is outside ``[0, 1]``, or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     delta = _check_delta(delta)
     st = _Setting(prior, mechanism)
@@ -278,10 +505,35 @@ def eml_level(prior, mechanism, delta: float) -> float:
 
 
 @_with_unit
-def maximal_leakage(prior, mechanism) -> float:
+def maximal_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Maximal leakage ``L = ln Σ_u max_{x∈supp p} p(u|x)`` ([Saeidian-PML] eq. (1), Def. 6).
 
     Depends on the prior only through its support.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    float
+        ``L`` in nats, in ``[0, ln min(|supp p|, |U|)]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     return float(np.log(st.channel.max(axis=0).sum()))
@@ -300,21 +552,70 @@ def _column_ratio_level(ch: np.ndarray) -> float:
 
 
 @_with_unit
-def ldp_level(prior, mechanism) -> float:
+def ldp_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Local DP level ``ln max_{u, x, x'} p(u|x)/p(u|x')`` over ``x, x' ∈ supp p``, ``p(u) > 0``.
 
     [Saeidian-PML] Def. 14. Equals :func:`leakage_capacity` for a full-support prior.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    float
+        The level in nats, ``≥ 0``: ``inf`` when an output is emitted by one secret of the
+        support and not by another, 0 when the support holds a single secret.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     return _column_ratio_level(st.ch)
 
 
 @_with_unit
-def leakage_capacity(mechanism) -> float:
+def leakage_capacity(mechanism: Mechanism | ArrayLike) -> float:
     """Leakage capacity ``C(W) = ln sup_u max_{x,x'} W[x,u]/W[x',u]`` (prior-free).
 
     [Saeidian-Rethinking] Def. 2.7, Thm 2.8 (also free-lunch privacy, [Saeidian-Rethinking] Def.
     4.4).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[x, u] = p(u|x)``; every row counts, and all-zero columns are
+        left out.
+
+    Returns
+    -------
+    float
+        ``C(W)`` in nats, ``≥ 0``: ``inf`` when a column holds both a zero and a positive
+        entry, 0 for a single row.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the mechanism is not a row-stochastic matrix or ``unit`` is neither ``"nats"``
+        nor ``"bits"``.
     """
     return _column_ratio_level(as_matrix(mechanism))
 
@@ -392,13 +693,47 @@ def _full_rows(st: _Setting) -> np.ndarray:
 
 
 @_with_unit
-def dp_level(prior, mechanism, neighbors: NeighborRelation | str | None = None) -> float:
+def dp_level(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, neighbors: NeighborsLike = None
+) -> float:
     """DP level ``ln max_{x~x', u} p(u|x)/p(u|x')`` ([Wang-Ying-Zhang] Def. 3; [Calmon-Fawaz] Def.
     5).
 
     ``neighbors`` defaults to Hamming neighbours on a database prior and all pairs otherwise.
     Secrets outside ``supp p`` and outputs with ``p(u) = 0`` are left out (see the
     support conventions in the module docstring).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+    neighbors : NeighborRelation, {"hamming", "all"}, list of pairs or None, optional
+        The neighbour relation on the secrets. ``None`` (default) is Hamming neighbours on
+        a database prior and all ordered pairs of distinct secrets otherwise; a list of
+        pairs ``[(a, b), …]`` holds indices or labels of secrets.
+
+    Returns
+    -------
+    float
+        The level in nats, ``≥ 0``: ``inf`` when an output is emitted by one secret of a
+        neighbouring pair in the support and not by the other, 0 when no such pair exists.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, ``neighbors`` is unknown or does not fit the prior
+        (``"hamming"`` needs a database prior), or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
@@ -408,11 +743,44 @@ def dp_level(prior, mechanism, neighbors: NeighborRelation | str | None = None) 
 
 @_with_unit
 def identifiability_level(
-    prior, mechanism, neighbors: NeighborRelation | str | None = None
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, neighbors: NeighborsLike = None
 ) -> float:
     """Identifiability level ``ln max_{x~x', u} p(x|u)/p(x'|u)`` ([Wang-Ying-Zhang] Def. 2).
 
     Equivalently ``p(x) p(u|x) ≤ e^ε p(x') p(u|x')``.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+    neighbors : NeighborRelation, {"hamming", "all"}, list of pairs or None, optional
+        The neighbour relation on the secrets. ``None`` (default) is Hamming neighbours on
+        a database prior and all ordered pairs of distinct secrets otherwise; a list of
+        pairs ``[(a, b), …]`` holds indices or labels of secrets.
+
+    Returns
+    -------
+    float
+        The level in nats, at least :func:`least_identifiability_level` for the same
+        ``neighbors``: ``inf`` when an output is emitted by one secret of a neighbouring
+        pair in the support and not by the other, 0 when no such pair exists.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, ``neighbors`` is unknown or does not fit the prior
+        (``"hamming"`` needs a database prior), or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
@@ -420,7 +788,7 @@ def identifiability_level(
     return _pair_level(log_joint, log_joint, rel, np.flatnonzero(st.s_mask))
 
 
-def least_identifiability_level(prior, neighbors: NeighborRelation | str | None = None) -> float:
+def least_identifiability_level(prior: PriorLike, neighbors: NeighborsLike = None) -> float:
     """The least identifiability level of any mechanism, ``ε_X = max_{x~x'} ln p(x)/p(x')``
     over neighbours in the support (Wang, Ying & Zhang 2016, eq. (18) and Lemma 3; with all
     pairs, the least LDI level).
@@ -432,14 +800,22 @@ def least_identifiability_level(prior, neighbors: NeighborRelation | str | None 
 
     Parameters
     ----------
-    prior : Prior, JointPrior or DatabasePrior
-    neighbors : NeighborRelation, {"hamming", "all"} or None
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        Only the secret's pmf ``p(x)`` counts.
+    neighbors : NeighborRelation, {"hamming", "all"}, list of pairs or None
         Default: Hamming on databases, all pairs otherwise.
 
     Returns
     -------
     float
         ``ε_X`` in nats (0 when no two neighbours lie in the support).
+
+    Raises
+    ------
+    InputError
+        If the prior is malformed or ``neighbors`` is unknown or does not fit the prior
+        (``"hamming"`` needs a database prior).
     """
     prior = as_prior(prior)
     rel = resolve_neighbors(prior, neighbors)
@@ -458,17 +834,70 @@ def least_identifiability_level(prior, neighbors: NeighborRelation | str | None 
 
 
 @_with_unit
-def ldi_level(prior, mechanism) -> float:
+def ldi_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Local differential identifiability: identifiability over all pairs ([Saeidian-PML] Def.
-    16)."""
+    16).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    float
+        The level in nats, ``≥ ln max p(x)/min p(x)`` over the support; ``inf`` when an
+        output is emitted by one secret of the support and not by another.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
+    """
     return identifiability_level(prior, mechanism, neighbors="all")
 
 
 @_with_unit
-def information_privacy_level(prior, mechanism) -> float:
+def information_privacy_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Information privacy / LIP level ``max_{s, u} |ln p(u|s)/p(u)|`` over both supports.
 
     [Calmon-Fawaz] Def. 6; [Saeidian-PML] Def. 15.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+
+    Returns
+    -------
+    float
+        The level in nats, ``≥ 0``: ``inf`` when an output is emitted by one secret of the
+        support and not by another.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     if st.ch.size == 0:
@@ -476,9 +905,36 @@ def information_privacy_level(prior, mechanism) -> float:
     return float(np.abs(st.log_ratio_to_pu(st.ch)).max())
 
 
-def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -> float:
+def expected_distortion(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, distortion: Distortion | ArrayLike | str
+) -> float:
     """``E[d(Y,U)] = Σ_{y,u} p(y) p(u|y) d(y,u)`` ([Calmon-Fawaz] eq. 15; [Wang-Ying-Zhang] eq.
-    14)."""
+    14).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        The distortion is averaged over the inputs ``y`` (the observations of a joint
+        prior).
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
+    distortion : Distortion, array_like or {"hamming", "absolute", "squared"}
+        A distortion object, a non-negative matrix ``d[y, u]`` of the mechanism's shape, or
+        a name (``"hamming"`` on a database prior counts the differing rows).
+
+    Returns
+    -------
+    float
+        ``E[d(Y,U)]``, ``≥ 0``, in the distortion's units (not a leakage: no ``unit``).
+
+    Raises
+    ------
+    InputError
+        If the prior, the mechanism or the distortion is malformed, or the distortion's
+        shape differs from the mechanism's.
+    """
     prior = as_prior(prior)
     W = as_matrix(mechanism)
     distortion = as_distortion(distortion, prior)
@@ -492,7 +948,7 @@ def expected_distortion(prior, mechanism, distortion: Distortion | np.ndarray) -
 
 
 @_with_unit
-def conditional_pml(joint_xz, channel) -> np.ndarray:
+def conditional_pml(joint_xz: ArrayLike, channel: ArrayLike) -> np.ndarray:
     """Conditional PML ``ℓ(X→y|z) = ln max_{x∈supp P_{X|Z=z}} P(y|x,z)/P(y|z)``.
 
     [Saeidian-PML] Def. 3; [Saeidian-Rethinking] Def. 2.5.
@@ -508,6 +964,19 @@ def conditional_pml(joint_xz, channel) -> np.ndarray:
     -------
     numpy.ndarray
         ``|Z| × |Y|`` array of ``ℓ(X→y|z)``; 0 where ``P(y|z) = 0`` or ``P(z) = 0``.
+        In nats, each entry in ``[0, −ln min_{x: P(x|z) > 0} P(x|z)]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If ``joint_xz`` is not a pmf, ``channel`` does not have shape ``(|X|, |Z|, |Y|)``,
+        a slice ``channel[:, z, :]`` with ``P(z) > 0`` is not row-stochastic, or ``unit``
+        is neither ``"nats"`` nor ``"bits"``.
     """
     joint_xz = np.asarray(joint_xz, dtype=float)
     channel = np.asarray(channel, dtype=float)
@@ -546,7 +1015,7 @@ def _class_channel(prior, mechanism, priors: Sequence) -> tuple[np.ndarray, list
 
 
 @_with_unit
-def robust_pml_level(prior, mechanism, priors: Sequence) -> float:
+def robust_pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, priors: Sequence) -> float:
     """``max_{Q ∈ 𝒫} max_y ℓ_Q(X→y)`` over a finite class ``𝒫`` of priors of the secret
     ([Saeidian-Rethinking] Def. 2.6, (ε, 𝒫)-PML for the listed priors).
 
@@ -563,13 +1032,27 @@ def robust_pml_level(prior, mechanism, priors: Sequence) -> float:
     -------
     float
         The level (nats).
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior, the mechanism or a pmf of ``priors`` is malformed, the mechanism does
+        not have one row per input of ``prior``, ``priors`` is empty or one of its pmfs does
+        not have one entry per secret, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     channel, qs = _class_channel(prior, mechanism, priors)
     return max(pml_level(q, channel) for q in qs)
 
 
 @_with_unit
-def robust_pml_hull_level(prior, mechanism, priors: Sequence) -> float:
+def robust_pml_hull_level(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, priors: Sequence
+) -> float:
     """``sup`` of the PML level over the **convex hull** of the listed priors.
 
     For a prior ``Q = Σ_i λ_i Q_i`` of the hull and ``x ∈ supp Q``,
@@ -584,13 +1067,28 @@ def robust_pml_hull_level(prior, mechanism, priors: Sequence) -> float:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The problem's prior (gives the channel ``p(u|s)`` of a joint prior).
     mechanism : Mechanism or array_like
+        ``W[y, u]``.
     priors : sequence of array_like
+        The vertices of the hull: pmfs over the secret alphabet.
 
     Returns
     -------
     float
         The supremum (nats; may be ``inf``).
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior, the mechanism or a pmf of ``priors`` is malformed, the mechanism does
+        not have one row per input of ``prior``, ``priors`` is empty or one of its pmfs does
+        not have one entry per secret, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     channel, qs = _class_channel(prior, mechanism, priors)
     union = np.any([q > 0 for q in qs], axis=0)
@@ -619,12 +1117,35 @@ def _pp_information_densities(W: np.ndarray, priors: Sequence):
             yield np.log(W[x, t] / q_t[t]), W[x, t]
 
 
-def persuasive_privacy_delta(mechanism, priors: Sequence, kappa: float) -> float:
+def persuasive_privacy_delta(
+    mechanism: Mechanism | ArrayLike, priors: Sequence, kappa: float
+) -> float:
     """Least δ for which ``(L, 𝒬, κ, δ)``-persuasive privacy holds with the log score.
 
     ``δ = sup_{Q∈𝒬} sup_{x∈supp Q} P_{T∼W[x,·]}[i_Q(x;T) > κ]`` with
     ``i_Q(x;t) = ln W[x,t]/Σ_x' Q(x')W[x',t]`` ([Bon-Persuasive] Def. 3, App. A with the sign
     of Def. 9 corrected).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[x, t] = p(t|x)``, one row per secret.
+    priors : sequence of array_like
+        The class ``𝒬``: pmfs over the secrets, each with one entry per row of ``W``.
+    kappa : float
+        The level κ in nats (any real; ``inf`` gives 0). An information density counts
+        as above κ only beyond ``κ + 1e-12``.
+
+    Returns
+    -------
+    float
+        δ in ``[0, 1]`` (0 for an empty class).
+
+    Raises
+    ------
+    InputError
+        If the mechanism or a pmf of ``priors`` is malformed, or a pmf does not have one
+        entry per row of the mechanism.
     """
     W = as_matrix(mechanism)
     worst = 0.0
@@ -634,12 +1155,40 @@ def persuasive_privacy_delta(mechanism, priors: Sequence, kappa: float) -> float
 
 
 @_with_unit
-def persuasive_privacy_level(mechanism, priors: Sequence, delta: float = 0.0) -> float:
+def persuasive_privacy_level(
+    mechanism: Mechanism | ArrayLike, priors: Sequence, delta: float = 0.0
+) -> float:
     """Least κ for which ``(L, 𝒬, κ, δ)``-persuasive privacy holds with the log score.
 
     With one full-support prior and δ = 0 this is the PML level; with the two-point priors of
     :func:`neighbor_pair_priors` it approaches the (probabilistic) DP level ([Bon-Persuasive] Prop.
     6).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like
+        Row-stochastic ``W[x, t] = p(t|x)``, one row per secret.
+    priors : sequence of array_like
+        The class ``𝒬``: pmfs over the secrets, each with one entry per row of ``W``.
+    delta : float, default 0.0
+        The tail probability δ, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        κ in nats, ``≥ 0`` (0 for an empty class).
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If δ is outside ``[0, 1]``, the mechanism or a pmf of ``priors`` is malformed, a pmf
+        does not have one entry per row of the mechanism, or ``unit`` is neither ``"nats"``
+        nor ``"bits"``.
     """
     delta = _check_delta(delta)
     W = as_matrix(mechanism)
@@ -656,6 +1205,27 @@ def neighbor_pair_priors(
     [Bon-Persuasive]).
 
     The infimum of [Bon-Persuasive] Prop. 6 is reached as ``w → 0``.
+
+    Parameters
+    ----------
+    size : int
+        The number of secrets, ``≥ 1``.
+    neighbors : NeighborRelation or None, default None
+        The pairs ``(x, x')`` (indices below ``size``); ``None`` is every ordered pair of
+        distinct secrets.
+    weight : float, default 1e-6
+        The mass ``w`` on ``x``, in ``[0, 1]`` (not checked); ``x'`` gets ``1 − w``.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One pmf of shape ``(size,)`` per pair of the relation, in its order (``size(size−1)``
+        of them by default).
+
+    Raises
+    ------
+    InputError
+        If ``neighbors`` is ``None`` and ``size`` is not an integer ``≥ 1``.
     """
     rel = all_pairs(size) if neighbors is None else neighbors
     out = []
@@ -667,7 +1237,12 @@ def neighbor_pair_priors(
 
 
 @_with_unit
-def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
+def metric_dp_level(
+    prior: PriorLike,
+    mechanism: Mechanism | ArrayLike,
+    metric: Metric | ArrayLike,
+    pairs: MetricPairs | None = None,
+) -> float:
     """The least ε with the mechanism ε·d-private (metric privacy, d-privacy).
 
     ``p(u|x) ≤ e^{ε d(x,x')} p(u|x')`` for every pair of secrets (Chatzikokolakis, Andrés,
@@ -684,7 +1259,11 @@ def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
+        For a joint prior ``p(s, y)`` the measure is taken on the channel ``p(u|s)``.
     mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input symbol of ``prior`` (per
+        observation ``y`` for a joint prior), one column per output ``u``.
     metric : Metric or array_like
         On the secrets (a matrix is checked by :meth:`~privopt.model.Metric.from_matrix`).
     pairs : MetricPairs, optional
@@ -694,6 +1273,18 @@ def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
     -------
     float
         Nats per unit of distance.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, the metric matrix is not a metric, the metric is not on the
+        prior's secrets, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     from privopt.model.metric import Metric, pair_level
 
@@ -711,7 +1302,9 @@ def metric_dp_level(prior, mechanism, metric, pairs=None) -> float:
     return pair_level(full, rel, support)
 
 
-def adaptive_composition_levels(prior, first, second) -> dict[str, float]:
+def adaptive_composition_levels(
+    prior: PriorLike, first: Mechanism | ArrayLike, second: Sequence[Mechanism] | ArrayLike
+) -> dict[str, float]:
     """The PML levels of an adaptive composition, as in [Saeidian-PML], Theorem 4(1).
 
     ``first`` is ``P_{Y|X}`` and ``second[y]`` is ``P_{Z|X,Y=y}``. Returns ``first`` =
@@ -733,6 +1326,12 @@ def adaptive_composition_levels(prior, first, second) -> dict[str, float]:
     -------
     dict
         ``first``, ``second``, ``bound``, ``joint`` (nats).
+
+    Raises
+    ------
+    InputError
+        If the prior is a joint prior or malformed, a mechanism is malformed, or the
+        shapes do not fit (``|Y|`` second stages, each ``|X| × |Z|``).
     """
     from privopt.model import Mechanism
 

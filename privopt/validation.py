@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,12 @@ from privopt.model import (
     hamming_neighbors,
 )
 from privopt.resources import format_bytes, max_memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
+
+    from privopt.model.types import DistortionLike, PriorLike
 
 __all__ = [
     "MODES",
@@ -68,7 +75,12 @@ MAX_TOLERANCE = 0.1
 
 
 def check_number(
-    value, field: str, *, allow_inf: bool = False, minimum: float = 0.0, strict: bool = False
+    value: object,
+    field: str,
+    *,
+    allow_inf: bool = False,
+    minimum: float = 0.0,
+    strict: bool = False,
 ) -> float:
     """A real number ``≥ minimum`` (``> minimum`` with ``strict``), as a float.
 
@@ -79,15 +91,17 @@ def check_number(
     field : str
         The argument or file key, for the message.
     allow_inf : bool
-        Whether ``+inf`` is accepted.
+        Whether ``+inf`` is accepted (default ``False``; ``-inf`` never is).
     minimum : float
-        The least accepted value.
+        The least accepted value (default 0).
     strict : bool
-        Require ``value > minimum``.
+        Require ``value > minimum`` (default ``False``).
 
     Returns
     -------
     float
+        ``value`` as a float: ``≥ minimum`` (``> minimum`` with ``strict``), finite unless
+        ``allow_inf``.
 
     Raises
     ------
@@ -112,18 +126,54 @@ def check_number(
     return number
 
 
-def check_level(value, field: str = "privacy.epsilon") -> float:
-    """A privacy level ε in nats: a number ``≥ 0`` (``inf`` allowed: no privacy constraint)."""
+def check_level(value: object, field: str = "privacy.epsilon") -> float:
+    """A privacy level ε in nats: a number ``≥ 0`` (``inf`` allowed: no privacy constraint).
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave: a real number ``≥ 0`` (nats) or ``inf``.
+    field : str
+        The argument or file key, for the message (default ``privacy.epsilon``).
+
+    Returns
+    -------
+    float
+        ε in ``[0, inf]``.
+
+    Raises
+    ------
+    InputError
+        For a non-number, ``nan``, ``-inf`` or a negative number.
+    """
     return check_number(value, field, allow_inf=True)
 
 
-def check_budget(value, field: str = "privacy.max_distortion") -> float:
-    """A distortion budget: a finite number ``≥ 0``."""
+def check_budget(value: object, field: str = "privacy.max_distortion") -> float:
+    """A distortion budget: a finite number ``≥ 0``.
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave: a budget on ``E[d]``, in the distortion's units.
+    field : str
+        The argument or file key, for the message (default ``privacy.max_distortion``).
+
+    Returns
+    -------
+    float
+        The budget, finite and ``≥ 0``.
+
+    Raises
+    ------
+    InputError
+        For a non-number, ``nan``, an infinite or a negative number.
+    """
     return check_number(value, field)
 
 
 def check_numbers(
-    values, field: str, *, minimum: float = 0.0, maximum: float = math.inf
+    values: object, field: str, *, minimum: float = 0.0, maximum: float = math.inf
 ) -> np.ndarray:
     """A number or array of numbers in ``[minimum, maximum]`` (``inf`` allowed when
     ``maximum`` is), as a float array (0-d for a scalar).
@@ -131,15 +181,23 @@ def check_numbers(
     Parameters
     ----------
     values : object
-        What the caller gave.
+        What the caller gave: a number or a (nested) sequence or array of numbers.
     field : str
         The argument or file key, for the message.
     minimum, maximum : float
-        The accepted range.
+        The accepted range, bounds included (default ``[0, inf]``).
 
     Returns
     -------
     numpy.ndarray
+        Float array of the shape of ``values`` (0-d for a scalar), entries in
+        ``[minimum, maximum]``.
+
+    Raises
+    ------
+    InputError
+        For strings, booleans, what cannot be read as numbers, ``nan`` or an entry out of
+        range.
     """
     if isinstance(values, (str, bytes, bool, np.bool_)):
         raise InputError(f"expected numbers, got {type(values).__name__} {values!r}", field)
@@ -155,7 +213,7 @@ def check_numbers(
     return array
 
 
-def check_probability(value, field: str = "delta") -> float:
+def check_probability(value: object, field: str = "delta") -> float:
     """A probability (``δ`` of a tail guarantee): a number in ``[0, 1]``.
 
     Parameters
@@ -163,11 +221,17 @@ def check_probability(value, field: str = "delta") -> float:
     value : object
         What the caller gave.
     field : str
-        The argument or file key, for the message.
+        The argument or file key, for the message (default ``delta``).
 
     Returns
     -------
     float
+        The probability, in ``[0, 1]``.
+
+    Raises
+    ------
+    InputError
+        For a non-number, ``nan`` or a number outside ``[0, 1]``.
     """
     number = check_number(value, field)
     if number > 1.0:
@@ -175,19 +239,28 @@ def check_probability(value, field: str = "delta") -> float:
     return number
 
 
-def check_mode(epsilon, max_distortion) -> tuple[str, float | None, float | None]:
+def check_mode(
+    epsilon: float | None, max_distortion: float | None
+) -> tuple[str, float | None, float | None]:
     """Exactly one of ``epsilon`` and ``max_distortion``, each checked.
 
     Parameters
     ----------
     epsilon, max_distortion : float or None
-        What the caller gave.
+        What the caller gave: a level ε in nats (``≥ 0``, ``inf`` allowed; checked by
+        :func:`check_level`) or a distortion budget (finite, ``≥ 0``; checked by
+        :func:`check_budget`), exactly one of them not ``None``.
 
     Returns
     -------
     tuple
         ``(mode, epsilon, max_distortion)`` with ``mode`` in :data:`MODES` and the other
         value ``None``.
+
+    Raises
+    ------
+    InputError
+        If both or neither are given (field ``privacy``), or the one given is not valid.
     """
     if epsilon is not None and max_distortion is not None:
         raise InputError(
@@ -206,9 +279,27 @@ def check_mode(epsilon, max_distortion) -> tuple[str, float | None, float | None
     return "max_distortion", None, check_budget(max_distortion)
 
 
-def check_tolerance(value, field: str = "solver.tolerance") -> float:
+def check_tolerance(value: object, field: str = "solver.tolerance") -> float:
     """A tolerance in ``[MIN_TOLERANCE, MAX_TOLERANCE]`` (a bisection stops on it, so 0,
-    negative or sub-round-off values would never end)."""
+    negative or sub-round-off values would never end).
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave: a number in ``[1e-14, 0.1]``.
+    field : str
+        The argument or file key, for the message (default ``solver.tolerance``).
+
+    Returns
+    -------
+    float
+        The tolerance, in ``[MIN_TOLERANCE, MAX_TOLERANCE]``.
+
+    Raises
+    ------
+    InputError
+        For a non-number, ``nan``, ``inf``, a number ``≤ 0`` or one out of that range.
+    """
     tol = check_number(value, field, strict=True)
     if not MIN_TOLERANCE <= tol <= MAX_TOLERANCE:
         raise InputError(
@@ -217,23 +308,77 @@ def check_tolerance(value, field: str = "solver.tolerance") -> float:
     return tol
 
 
-def check_time_limit(value, field: str = "solver.time_limit") -> float | None:
-    """A time limit in seconds: ``None`` or ``inf`` (no limit) or a number ``> 0``."""
+def check_time_limit(value: object, field: str = "solver.time_limit") -> float | None:
+    """A time limit in seconds: ``None`` or ``inf`` (no limit) or a number ``> 0``.
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave: seconds, ``None`` or ``inf``.
+    field : str
+        The argument or file key, for the message (default ``solver.time_limit``).
+
+    Returns
+    -------
+    float or None
+        The limit in seconds (finite, ``> 0``), or ``None`` for no limit.
+
+    Raises
+    ------
+    InputError
+        For a non-number, ``nan``, ``-inf`` or a number ``≤ 0``.
+    """
     if value is None:
         return None
     seconds = check_number(value, field, allow_inf=True, strict=True)
     return None if math.isinf(seconds) else seconds
 
 
-def check_flag(value, field: str) -> bool:
-    """A true/false setting (``bool`` or numpy bool; not a string such as ``"no"``)."""
+def check_flag(value: object, field: str) -> bool:
+    """A true/false setting (``bool`` or numpy bool; not a string such as ``"no"``).
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave.
+    field : str
+        The argument or file key, for the message.
+
+    Returns
+    -------
+    bool
+        ``value`` as a Python ``bool``.
+
+    Raises
+    ------
+    InputError
+        For anything but a ``bool`` or a numpy bool (``0``, ``1`` and ``"yes"`` included).
+    """
     if not isinstance(value, (bool, np.bool_)):
         raise InputError(f"expected True or False, got {type(value).__name__} {value!r}", field)
     return bool(value)
 
 
-def check_callable(value, field: str):
-    """``None`` or a callable (a progress callback)."""
+def check_callable(value: object, field: str) -> Callable[..., Any] | None:
+    """``None`` or a callable (a progress callback).
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave.
+    field : str
+        The argument or file key, for the message.
+
+    Returns
+    -------
+    callable or None
+        ``value`` itself.
+
+    Raises
+    ------
+    InputError
+        If ``value`` is neither ``None`` nor callable.
+    """
     if value is not None and not callable(value):
         raise InputError(
             f"expected a function (or None), got {type(value).__name__} {value!r}", field
@@ -241,15 +386,44 @@ def check_callable(value, field: str):
     return value
 
 
-def check_prior(prior) -> Prior | JointPrior | DatabasePrior:
-    """A prior object, or a plain pmf read as a single-secret :class:`~privopt.model.Prior`."""
+def check_prior(prior: PriorLike | None) -> Prior | JointPrior | DatabasePrior:
+    """A prior object, or a plain pmf read as a single-secret :class:`~privopt.model.Prior`.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior, array_like or None
+        A prior object, or a pmf: a flat list of finite, non-negative numbers summing to 1
+        within 1e-9.
+
+    Returns
+    -------
+    Prior, JointPrior or DatabasePrior
+        ``prior`` itself when it is a prior object, else a new :class:`~privopt.model.Prior`.
+
+    Raises
+    ------
+    InputError
+        For ``None`` (field ``prior``) or an invalid pmf (field ``prior.probs``).
+    """
     if prior is None:
         raise InputError("missing: give a pmf, a Prior, a JointPrior or a DatabasePrior", "prior")
     return as_prior(prior)
 
 
-def default_neighbors(prior) -> NeighborRelation:
-    """Hamming neighbours on a database prior, all pairs of secrets otherwise."""
+def default_neighbors(prior: PriorLike) -> NeighborRelation:
+    """Hamming neighbours on a database prior, all pairs of secrets otherwise.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior, or a pmf read as a single secret.
+
+    Returns
+    -------
+    NeighborRelation
+        On ``prior.n_secrets`` secrets: :func:`~privopt.model.hamming_neighbors` for a
+        :class:`~privopt.model.DatabasePrior`, :func:`~privopt.model.all_pairs` otherwise.
+    """
     prior = as_prior(prior)
     if prior.is_database:
         return hamming_neighbors(prior.m, prior.n)
@@ -257,7 +431,7 @@ def default_neighbors(prior) -> NeighborRelation:
 
 
 def resolve_neighbors(
-    prior,
+    prior: PriorLike,
     neighbors: NeighborRelation | str | Sequence | dict | None,
     field: str = "privacy.neighbors",
 ) -> NeighborRelation:
@@ -266,18 +440,25 @@ def resolve_neighbors(
     Parameters
     ----------
     prior : Prior, JointPrior or DatabasePrior
+        The prior (a pmf is read as a single secret); the relation is on its secrets.
     neighbors : NeighborRelation, {"hamming", "all"}, list of pairs, dict or None
         ``None`` is the default of the prior (:func:`default_neighbors`). A list of pairs
         ``[(a, b), …]`` (indices or symbols of the secret alphabet, as a problem file's edge
         list), ``{"edges": pairs}`` or ``{"adjacency": matrix}`` (symmetric 0/1, zero
         diagonal) is the relation of those pairs (:meth:`NeighborRelation.from_pairs`).
     field : str
-        The key named in messages.
+        The key named in messages (default ``privacy.neighbors``).
 
     Returns
     -------
     NeighborRelation
         On ``prior.n_secrets`` symbols.
+
+    Raises
+    ------
+    InputError
+        For a relation on another number of symbols, ``"hamming"`` without a database
+        prior, an unknown name, or pairs that :func:`neighbor_pairs` refuses.
     """
     prior = as_prior(prior)
     if neighbors is None:
@@ -310,23 +491,32 @@ def resolve_neighbors(
     )
 
 
-def neighbor_pairs(prior, value, field: str = "privacy.neighbors") -> NeighborRelation:
+def neighbor_pairs(
+    prior: PriorLike, value: Sequence | np.ndarray | dict, field: str = "privacy.neighbors"
+) -> NeighborRelation:
     """The relation of a list of pairs, ``{"edges": pairs}`` or ``{"adjacency": matrix}``.
 
     Parameters
     ----------
     prior : Prior, JointPrior or DatabasePrior
+        The prior (a pmf is read as a single secret) whose ``k`` secrets the pairs join.
     value : sequence of pairs or dict
         Pairs ``(a, b)`` of indices or symbols of the secret alphabet; or a dict with the one
         key ``edges`` (such pairs) or ``adjacency`` (a symmetric 0/1 ``k × k`` matrix with a
         zero diagonal).
     field : str
-        The key named in messages.
+        The key named in messages (default ``privacy.neighbors``).
 
     Returns
     -------
     NeighborRelation
         On ``prior.n_secrets`` symbols (symmetrised).
+
+    Raises
+    ------
+    InputError
+        For an empty list, an entry that is not a pair, an unknown symbol or index, a pair
+        joining a secret to itself, or a dict or matrix of another form.
     """
     prior = as_prior(prior)
     k = prior.n_secrets
@@ -385,7 +575,9 @@ def _secret_index(value, labels: list, field: str) -> int:
     )
 
 
-def as_distortion(distortion, prior, field: str = "distortion") -> Distortion:
+def as_distortion(
+    distortion: DistortionLike, prior: PriorLike, field: str = "distortion"
+) -> Distortion:
     """A :class:`~privopt.model.Distortion` with one row per input of ``prior``.
 
     Parameters
@@ -394,10 +586,22 @@ def as_distortion(distortion, prior, field: str = "distortion") -> Distortion:
         A distortion object, a matrix ``d[y, u]``, or one of :data:`DISTORTION_NAMES`
         (``"hamming"`` on a database prior is the number of differing rows).
     prior : Prior, JointPrior or DatabasePrior
+        The prior (a pmf is read as a single secret); a named distortion is built on its
+        ``n_inputs`` symbols.
+    field : str
+        The key named in messages (default ``distortion``).
 
     Returns
     -------
     Distortion
+        With ``prior.n_inputs`` rows (``distortion`` itself when it is a
+        :class:`~privopt.model.Distortion` of that shape).
+
+    Raises
+    ------
+    InputError
+        For ``None``, an unknown name, a named distortion too large for the memory bound, an
+        invalid matrix, or a number of rows other than ``prior.n_inputs``.
     """
     prior = as_prior(prior)
     if distortion is None:
@@ -438,7 +642,7 @@ def as_distortion(distortion, prior, field: str = "distortion") -> Distortion:
 
 
 def check_extra_distortions(
-    extras: Sequence | None, main: Distortion, prior, field: str = "extra_distortions"
+    extras: Sequence | None, main: Distortion, prior: PriorLike, field: str = "extra_distortions"
 ) -> list[tuple[Distortion, float]]:
     """Further budgets ``E[d_k] ≤ b_k`` (Calmon & Fawaz 2012, Remark 1), each of the main
     distortion's shape.
@@ -446,13 +650,26 @@ def check_extra_distortions(
     Parameters
     ----------
     extras : sequence of (distortion, budget) or None
+        Pairs of a distortion (as :func:`as_distortion` accepts) and its budget ``b_k``
+        (finite, ``≥ 0``, in that distortion's units); ``None`` for none.
     main : Distortion
         The main distortion (sets the shape).
     prior : Prior, JointPrior or DatabasePrior
+        The prior (a pmf is read as a single secret).
+    field : str
+        The key named in messages (default ``extra_distortions``; entry ``i`` is
+        ``extra_distortions[i]``).
 
     Returns
     -------
     list of (Distortion, float)
+        One ``(distortion, budget)`` per entry, in order; empty for ``None``.
+
+    Raises
+    ------
+    InputError
+        For something that is not a list of pairs, an invalid distortion or budget, or a
+        distortion of a shape other than ``main.shape``.
     """
     out = []
     if extras is None:

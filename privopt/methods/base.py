@@ -62,7 +62,7 @@ class Deadline:
         The time allowed from now; ``None`` for no limit.
     """
 
-    def __init__(self, seconds: float | None = None):
+    def __init__(self, seconds: float | None = None) -> None:
         self.seconds = seconds
         self.start = time.perf_counter()
         self.end = math.inf if seconds is None else self.start + float(seconds)
@@ -73,15 +73,33 @@ class Deadline:
         return math.isfinite(self.end)
 
     def remaining(self) -> float:
-        """Seconds left (``inf`` without a limit, never negative)."""
+        """Seconds left (``inf`` without a limit, never negative).
+
+        Returns
+        -------
+        float
+            Seconds until the limit, in ``[0, inf]``.
+        """
         return max(0.0, self.end - time.perf_counter())
 
     def elapsed(self) -> float:
-        """Seconds since the deadline was set."""
+        """Seconds since the deadline was set.
+
+        Returns
+        -------
+        float
+            Wall-clock seconds (``time.perf_counter``) since construction, ``≥ 0``.
+        """
         return time.perf_counter() - self.start
 
     def expired(self) -> bool:
-        """Whether the limit has passed."""
+        """Whether the limit has passed.
+
+        Returns
+        -------
+        bool
+            ``True`` once the limit has passed; always ``False`` without a limit.
+        """
         return time.perf_counter() >= self.end
 
     def check(self) -> None:
@@ -246,8 +264,23 @@ class Task:
     cache: dict = field(default_factory=dict)
     report: Callable[[ProgressEvent], None] | None = None
 
-    def emit(self, method: str, stage: str, iteration: int | None = None, message: str = ""):
-        """Send a :class:`ProgressEvent` to :attr:`report`, if any."""
+    def emit(
+        self, method: str, stage: str, iteration: int | None = None, message: str = ""
+    ) -> None:
+        """Send a :class:`ProgressEvent` to :attr:`report`, if any.
+
+        Parameters
+        ----------
+        method : str
+            The registered name of the method at work.
+        stage : str
+            ``"start"``, ``"iteration"``, ``"done"``, ``"fallback"`` or ``"line_search"``
+            (see :class:`ProgressEvent`).
+        iteration : int or None
+            The method's iteration count, where it reports one (default ``None``).
+        message : str
+            A short human-readable note (default empty).
+        """
         if self.report is not None:
             self.report(ProgressEvent(stage, method, self.deadline.elapsed(), iteration, message))
 
@@ -285,12 +318,39 @@ class Method(abc.ABC):
 
     @abc.abstractmethod
     def unsupported(self, request: DesignRequest) -> str | None:
-        """``None`` when the method can solve ``request``; otherwise why not (one phrase)."""
+        """``None`` when the method can solve ``request``; otherwise why not (one phrase).
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request.
+
+        Returns
+        -------
+        str or None
+            ``None`` when the method takes the request, else one phrase saying why not, shown
+            in messages (e.g. ``"needs a single secret (no joint prior)"``).
+        """
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Whether to pick the method without being named (for a single design, or a
         ``sweep`` where warm starts change the balance). Each choice should rest on a
-        measurement in ``benchmarks/``."""
+        measurement in ``benchmarks/``.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request, which the method supports (:meth:`unsupported` is
+            ``None``).
+        sweep : bool
+            Whether the point is one of a sweep or line search, whose later points start
+            warm from earlier answers (default ``False``: a single design).
+
+        Returns
+        -------
+        bool
+            ``True`` to pick the method without being named; ``False`` by default.
+        """
         return False
 
     def rescues(self, request: DesignRequest) -> bool:
@@ -302,21 +362,52 @@ class Method(abc.ABC):
         Parameters
         ----------
         request : DesignRequest
+            The validated request, which the method supports (:meth:`unsupported` is
+            ``None``).
 
         Returns
         -------
         bool
+            ``True`` to try the method as an accurate fallback; ``False`` by default.
         """
         return False
 
     def solves_budget(self, request: DesignRequest) -> bool:
         """Whether the method answers budget points of ``request`` itself (beyond the
-        notions whose level is a convex objective, which every method answers)."""
+        notions whose level is a convex objective, which every method answers).
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request.
+
+        Returns
+        -------
+        bool
+            ``True`` when the method minimises the level within a budget itself; by default
+            the notion's ``direct_level``. It is asked only of budget requests that are not
+            line-searched over ε points, and a method answering ``False`` is not chosen for
+            them.
+        """
         return bool(request.notion.direct_level)
 
     @abc.abstractmethod
     def solve(self, task: Task) -> Answer:
-        """Solve one point; never raises for a solver failure (returns ``FAILED``)."""
+        """Solve one point; never raises for a solver failure (returns ``FAILED``).
+
+        Parameters
+        ----------
+        task : Task
+            The point: an ε point (``task.epsilon`` set) or a budget point (``task.budget``
+            set), with its accuracy, deadline, warm start and progress callback.
+
+        Returns
+        -------
+        Answer
+            The raw answer before the driver verifies it: ``OPTIMAL`` or
+            ``OPTIMAL_INACCURATE`` with a mechanism, or ``INFEASIBLE``, ``FAILED`` or
+            ``TIME_LIMIT`` with a message.
+        """
 
     def __repr__(self) -> str:
         return f"<method {self.name} ({self.family})>"
@@ -352,7 +443,24 @@ ALIASES: dict[str, str] = {}
 
 
 def register(method: Method) -> Method:
-    """Add ``method`` to :data:`METHODS` (its name must be new, also case-insensitively)."""
+    """Add ``method`` to :data:`METHODS` (its name must be new, also case-insensitively).
+
+    Parameters
+    ----------
+    method : Method
+        An instance with a non-empty :attr:`Method.name` that no registered method or alias
+        has, in any case.
+
+    Returns
+    -------
+    Method
+        ``method`` itself.
+
+    Raises
+    ------
+    ValueError
+        If the name is empty or already taken (a programming error, not a user's).
+    """
     key = method.name
     if not key or any(k.lower() == key.lower() for k in (*METHODS, *ALIASES)):
         raise ValueError(f"method name {key!r} is empty or registered twice")
@@ -368,7 +476,23 @@ def register_alias(alias: str, name: str) -> None:
 
 
 def lookup(name: str) -> Method | None:
-    """The method called ``name`` (case-insensitive; aliases accepted), or ``None``."""
+    """The method called ``name`` (case-insensitive; aliases accepted), or ``None``.
+
+    Parameters
+    ----------
+    name : str
+        A registered method name or alias, in any case; surrounding spaces are ignored.
+
+    Returns
+    -------
+    Method or None
+        The registered method, or ``None`` when no name or alias matches.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not a string (field ``solver.name``).
+    """
     if not isinstance(name, str):
         raise InputError(f"expected a method name (a string), got {name!r}", "solver.name")
     folded = name.strip().lower()

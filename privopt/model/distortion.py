@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from privopt.model._validate import (
 )
 from privopt.model.prior import MAX_MATERIALISED_DATABASES, database_digits
 from privopt.resources import format_bytes, max_memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
 
 __all__ = ["Distortion", "DISTORTION_KINDS"]
 
@@ -36,17 +40,34 @@ class Distortion:
 
     Parameters
     ----------
-    matrix : array_like
-        ``|Y| × |U|`` non-negative finite matrix.
+    matrix : array_like or None
+        ``|Y| × |U|`` non-negative finite matrix. ``None`` only for a distortion kept
+        symbolic, whose ``params`` give its shape (:meth:`database_hamming`).
     output_labels : sequence of str, optional
         Names of the outputs ``u``; default ``"0", "1", …``.
     kind : str
-        Informational: how the matrix was made.
+        Informational: how the matrix was made (one of :data:`DISTORTION_KINDS`; default
+        ``"matrix"``).
+    **params
+        Structure kept in :attr:`params` for the fast paths (:meth:`database_hamming` gives
+        ``m``, ``n``, ``n_inputs``, ``n_outputs`` and ``database=True``). With
+        ``matrix=None``, ``n_outputs`` is required, and ``n_inputs`` is read by :attr:`shape`.
+
+    Raises
+    ------
+    InputError
+        If the matrix is not a non-negative finite 2-d array (field ``distortion.matrix``),
+        both it and ``n_outputs`` are missing, or the labels are not ``|U|`` distinct names
+        (field ``distortion.output_labels``).
     """
 
     def __init__(
-        self, matrix, output_labels: Sequence | None = None, kind: str = "matrix", **params
-    ):
+        self,
+        matrix: ArrayLike | None,
+        output_labels: Sequence | None = None,
+        kind: str = "matrix",
+        **params: Any,
+    ) -> None:
         if matrix is not None:
             matrix = as_real_array(matrix, "distortion.matrix", ndim=2)
             check_nonnegative(matrix, "distortion.matrix")
@@ -86,46 +107,150 @@ class Distortion:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(|Y|, |U|)``; for a symbolic distortion, read from :attr:`params` without
+        building the matrix."""
         if "matrix" in self.__dict__:
             return self.matrix.shape
         return (self.params["n_inputs"], self.params["n_outputs"])
 
     @property
     def n_inputs(self) -> int:
+        """Number of inputs ``|Y|`` (rows)."""
         return self.shape[0]
 
     @property
     def n_outputs(self) -> int:
+        """Number of outputs ``|U|`` (columns)."""
         return self.shape[1]
 
     # --- constructors ---------------------------------------------------------------------
     @classmethod
     def hamming(cls, size: int) -> Distortion:
-        """``d(y, u) = [y ≠ u]`` on one alphabet of ``size`` symbols."""
+        """``d(y, u) = [y ≠ u]`` on one alphabet of ``size`` symbols.
+
+        Parameters
+        ----------
+        size : int
+            Number of symbols, ``≥ 1``; the dense ``size × size`` matrix (8 bytes an entry)
+            must fit the memory bound (``PRIVOPT_MAX_MEMORY``).
+
+        Returns
+        -------
+        Distortion
+            ``size × size``, 0 on the diagonal and 1 elsewhere, of kind ``"hamming"``.
+
+        Raises
+        ------
+        InputError
+            If ``size`` is not a positive integer or the matrix would not fit (field
+            ``distortion.size``).
+        """
         size = _dense_size(size)
         return cls(1.0 - np.eye(size), kind="hamming")
 
     @classmethod
-    def absolute(cls, size: int | None = None, values=None) -> Distortion:
-        """``d(y, u) = |v_y − v_u|`` with ``v`` the 0-based indices or the given ``values``."""
+    def absolute(cls, size: int | None = None, values: ArrayLike | None = None) -> Distortion:
+        """``d(y, u) = |v_y − v_u|`` with ``v`` the 0-based indices or the given ``values``.
+
+        Parameters
+        ----------
+        size : int, optional
+            Number of symbols ``k ≥ 1``. Required without ``values``; with them, optional
+            and then equal to their number.
+        values : array_like, optional
+            The symbols' values ``v_0, …, v_{k−1}``: a flat list of finite real numbers.
+            Default: ``0, 1, …, size − 1``.
+
+        Returns
+        -------
+        Distortion
+            ``k × k``, of kind ``"absolute"``: 0 on the diagonal, non-negative, symmetric.
+
+        Raises
+        ------
+        InputError
+            If neither is given (field ``distortion``), the values are not such a list or
+            do not number ``size`` (field ``distortion.values``), or ``size`` is not a
+            positive integer whose dense matrix fits the memory bound (``distortion.size``).
+        """
         v = _symbol_values(size, values)
         return cls(np.abs(v[:, None] - v[None, :]), kind="absolute")
 
     @classmethod
-    def squared(cls, size: int | None = None, values=None) -> Distortion:
-        """``d(y, u) = (v_y − v_u)²`` with ``v`` the 0-based indices or the given ``values``."""
+    def squared(cls, size: int | None = None, values: ArrayLike | None = None) -> Distortion:
+        """``d(y, u) = (v_y − v_u)²`` with ``v`` the 0-based indices or the given ``values``.
+
+        Parameters
+        ----------
+        size : int, optional
+            Number of symbols ``k ≥ 1``. Required without ``values``; with them, optional
+            and then equal to their number.
+        values : array_like, optional
+            The symbols' values ``v_0, …, v_{k−1}``: a flat list of finite real numbers.
+            Default: ``0, 1, …, size − 1``.
+
+        Returns
+        -------
+        Distortion
+            ``k × k``, of kind ``"squared"``: 0 on the diagonal, non-negative, symmetric.
+
+        Raises
+        ------
+        InputError
+            As :meth:`absolute`.
+        """
         v = _symbol_values(size, values)
         return cls((v[:, None] - v[None, :]) ** 2, kind="squared")
 
     @classmethod
-    def from_matrix(cls, matrix, output_labels: Sequence | None = None) -> Distortion:
-        """An arbitrary non-negative matrix, rows = inputs ``y``, columns = outputs ``u``."""
+    def from_matrix(cls, matrix: ArrayLike, output_labels: Sequence | None = None) -> Distortion:
+        """An arbitrary non-negative matrix, rows = inputs ``y``, columns = outputs ``u``.
+
+        Parameters
+        ----------
+        matrix : array_like
+            ``d[y, u]``: ``|Y| × |U|``, finite, non-negative (the alphabets may differ).
+        output_labels : sequence of str, optional
+            ``|U|`` distinct names of the outputs; default ``None`` (no names).
+
+        Returns
+        -------
+        Distortion
+            Of kind ``"matrix"``, holding ``matrix`` as a float array.
+
+        Raises
+        ------
+        InputError
+            If the matrix or the labels are not valid (fields ``distortion.matrix``,
+            ``distortion.output_labels``).
+        """
         return cls(matrix, output_labels=output_labels, kind="matrix")
 
     @classmethod
     def database_hamming(cls, m: int, n: int) -> Distortion:
         """Row-wise Hamming distance on ``Dⁿ``: the number of rows in which ``x`` and ``y``
-        differ ([Wang-Ying-Zhang] §2). The dense matrix is built only when asked for."""
+        differ ([Wang-Ying-Zhang] §2). The dense matrix is built only when asked for.
+
+        Parameters
+        ----------
+        m : int
+            Row alphabet size ``|D| ≥ 2``.
+        n : int
+            Number of rows, ``≥ 1``.
+
+        Returns
+        -------
+        Distortion
+            Symbolic, of shape ``m**n × m**n`` and kind ``"hamming"``, with ``params``
+            ``m``, ``n``, ``n_inputs``, ``n_outputs`` and ``database=True``. Its values lie in
+            ``0 … n``; its dense :attr:`matrix` can be built only for ``m**n ≤ 2**14``.
+
+        Raises
+        ------
+        InputError
+            If ``m`` or ``n`` is not such an integer (fields ``prior.database.m``,
+            ``prior.database.n``).
+        """
         m = as_positive_int(m, "prior.database.m", minimum=2)
         n = as_positive_int(n, "prior.database.n")
         if m**n > MAX_MATERIALISED_DATABASES:
@@ -134,11 +259,31 @@ class Distortion:
 
     @property
     def is_database_hamming(self) -> bool:
+        """True for the symbolic row-wise Hamming distance of :meth:`database_hamming`."""
         return bool(self.params.get("database"))
 
     def expected(self, input_probs: np.ndarray, mechanism: np.ndarray) -> float:
         """``E[d(Y, U)] = Σ_{y,u} p(y) W[y,u] d(y,u)`` ([Wang-Ying-Zhang] eq. 14; [Calmon-Fawaz]
-        eq. 15)."""
+        eq. 15).
+
+        Parameters
+        ----------
+        input_probs : numpy.ndarray
+            ``p(y)``, length ``|Y|`` (not checked: a pmf is expected).
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, shape ``|Y| × |U|`` (not checked: row-stochastic is
+            expected).
+
+        Returns
+        -------
+        float
+            ``E[d(Y, U)] ≥ 0``, in the distortion's own units.
+
+        Raises
+        ------
+        InputError
+            For a symbolic database distortion whose dense matrix is too large to build.
+        """
         return float(np.sum(input_probs[:, None] * mechanism * self.matrix))
 
     def __repr__(self) -> str:

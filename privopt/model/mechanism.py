@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.model._validate import SUM_TOLERANCE, as_labels, as_stochastic_matrix
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
 
 __all__ = ["Mechanism", "as_matrix"]
 
@@ -25,9 +28,16 @@ class Mechanism:
     matrix : array_like
         ``|Y| × |U|``, finite, non-negative, rows summing to 1 within ``tol``.
     input_labels, output_labels : sequence of str, optional
-        Names of the inputs (rows) and outputs (columns).
+        Names of the inputs (rows) and outputs (columns): ``|Y|`` and ``|U|`` distinct
+        names; default ``"0", "1", …``.
     tol : float
         Row-sum tolerance (default 1e-9). Rows are renormalised exactly after the check.
+
+    Raises
+    ------
+    InputError
+        If the matrix is not such a matrix (field ``mechanism.matrix``) or the labels do not
+        fit (fields ``mechanism.inputs``, ``mechanism.outputs``).
 
     Examples
     --------
@@ -38,23 +48,43 @@ class Mechanism:
 
     def __init__(
         self,
-        matrix,
+        matrix: ArrayLike,
         input_labels: Sequence | None = None,
         output_labels: Sequence | None = None,
         tol: float = SUM_TOLERANCE,
-    ):
+    ) -> None:
         self.matrix = as_stochastic_matrix(matrix, "mechanism.matrix", tol)
         self.input_labels = as_labels(input_labels, self.matrix.shape[0], "mechanism.inputs")
         self.output_labels = as_labels(output_labels, self.matrix.shape[1], "mechanism.outputs")
 
     @classmethod
     def from_solver(
-        cls, matrix, input_labels=None, output_labels=None, clean_tol: float = 1e-7
+        cls,
+        matrix: ArrayLike,
+        input_labels: Sequence | None = None,
+        output_labels: Sequence | None = None,
+        clean_tol: float = 1e-7,
     ) -> Mechanism:
         """Clean a solver's answer: zero tiny negatives (> −clean_tol) and renormalise rows.
 
         Raises :class:`~privopt.errors.InputError` if an entry is more negative than
         ``clean_tol`` or a row sums far from 1, since that is not a rounding error.
+
+        Parameters
+        ----------
+        matrix : array_like
+            The solver's ``|Y| × |U|`` values of ``p(u|y)`` (rows = inputs), finite.
+        input_labels, output_labels : sequence of str, optional
+            Names of the ``|Y|`` inputs and ``|U|`` outputs, distinct; default
+            ``"0", "1", …``.
+        clean_tol : float
+            Entries in ``[−clean_tol, 0)`` are set to 0 (default 1e-7, ``≥ 0``); after that
+            a row may sum to 1 within ``max(clean_tol · |U|, 1e-6)``.
+
+        Returns
+        -------
+        Mechanism
+            ``|Y| × |U|``, non-negative, each row divided by its sum.
         """
         w = np.array(matrix, dtype=float)
         if not np.isfinite(w).all():
@@ -75,22 +105,42 @@ class Mechanism:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(|Y|, |U|)``: the numbers of inputs (rows) and outputs (columns)."""
         return self.matrix.shape
 
     @property
     def n_inputs(self) -> int:
+        """Number of inputs ``|Y|`` (rows of :attr:`matrix`)."""
         return self.matrix.shape[0]
 
     @property
     def n_outputs(self) -> int:
+        """Number of outputs ``|U|`` (columns of :attr:`matrix`)."""
         return self.matrix.shape[1]
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.matrix, dtype=dtype)
 
     # --- composition ----------------------------------------------------------------------
-    def then(self, post: Mechanism | np.ndarray) -> Mechanism:
-        """Post-processing: the chain ``Y → U → V`` with ``p(v|y) = Σ_u p(u|y) p(v|u)``."""
+    def then(self, post: Mechanism | ArrayLike) -> Mechanism:
+        """Post-processing: the chain ``Y → U → V`` with ``p(v|y) = Σ_u p(u|y) p(v|u)``.
+
+        Parameters
+        ----------
+        post : Mechanism or array_like
+            ``p(v|u)``: ``|U| × |V|``, one row per output of this mechanism (an array is
+            validated as a :class:`Mechanism`: rows summing to 1 within 1e-9).
+
+        Returns
+        -------
+        Mechanism
+            ``|Y| × |V|``, with this mechanism's input labels and ``post``'s output labels.
+
+        Raises
+        ------
+        InputError
+            If ``post`` does not have ``|U|`` inputs, or is not a valid mechanism.
+        """
         post = post if isinstance(post, Mechanism) else Mechanism(post)
         if post.n_inputs != self.n_outputs:
             raise InputError(
@@ -100,9 +150,27 @@ class Mechanism:
             )
         return Mechanism(self.matrix @ post.matrix, self.input_labels, post.output_labels)
 
-    def parallel(self, other: Mechanism | np.ndarray) -> Mechanism:
+    def parallel(self, other: Mechanism | ArrayLike) -> Mechanism:
         """Independent release of both mechanisms on the same input: outputs ``(u, v)`` with
-        ``p(u, v|y) = p(u|y) p(v|y)`` (outputs ordered with ``u`` most significant)."""
+        ``p(u, v|y) = p(u|y) p(v|y)`` (outputs ordered with ``u`` most significant).
+
+        Parameters
+        ----------
+        other : Mechanism or array_like
+            ``p(v|y)``: ``|Y| × |V|``, on the same ``|Y|`` inputs as this mechanism (an
+            array is validated as a :class:`Mechanism`).
+
+        Returns
+        -------
+        Mechanism
+            ``|Y| × (|U|·|V|)``, with this mechanism's input labels and output labels
+            ``"(u,v)"`` made of both mechanisms' output labels.
+
+        Raises
+        ------
+        InputError
+            If the numbers of inputs differ, or ``other`` is not a valid mechanism.
+        """
         other = other if isinstance(other, Mechanism) else Mechanism(other)
         if other.n_inputs != self.n_inputs:
             raise InputError(
@@ -114,7 +182,9 @@ class Mechanism:
         labels = [f"({a},{b})" for a in self.output_labels for b in other.output_labels]
         return Mechanism(joint, self.input_labels, labels)
 
-    def compose_adaptive(self, second, labels: Sequence | None = None) -> Mechanism:
+    def compose_adaptive(
+        self, second: ArrayLike | Sequence[Mechanism], labels: Sequence | None = None
+    ) -> Mechanism:
         """Adaptive composition: release ``Y ~ p(y|x)`` (this mechanism) and then
         ``Z ~ p(z|x, y)``, which sees both the input and ``Y``; the joint release ``(y, z)``
         has ``p(y, z|x) = p(y|x) p(z|x, y)`` ([Saeidian-PML], Sec. III-B; its PML is
@@ -160,7 +230,7 @@ class Mechanism:
     # --- sampling -------------------------------------------------------------------------
     def sample(
         self,
-        inputs,
+        inputs: int | str | Sequence[int | str] | np.ndarray,
         rng: np.random.Generator | int | None = None,
         *,
         labels: bool = False,
@@ -227,6 +297,17 @@ class Mechanism:
 
     # --- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The mechanism as a JSON-ready dict, in the format that :meth:`from_dict` reads.
+
+        Returns
+        -------
+        dict
+            ``{"mechanism": rows, "inputs": input_labels, "outputs": output_labels}``:
+            ``rows`` is :attr:`matrix` as a list of ``|Y|`` lists of ``|U|`` floats
+            ``p(u|y)`` (rows = inputs, each summing to 1), and the labels are lists of the
+            ``|Y|`` input and ``|U|`` output names (str). The lists are new: changing them
+            leaves the mechanism as it is.
+        """
         return {
             "mechanism": self.matrix.tolist(),
             "inputs": list(self.input_labels),
@@ -235,16 +316,75 @@ class Mechanism:
 
     @classmethod
     def from_dict(cls, data: dict) -> Mechanism:
+        """Read a mechanism from the dict that :meth:`to_dict` writes.
+
+        Parameters
+        ----------
+        data : dict
+            Entry ``"mechanism"`` (or, when it is absent, ``"matrix"``): the ``|Y| × |U|``
+            matrix ``p(u|y)`` as a list of rows (rows = inputs), finite, non-negative, rows
+            summing to 1 within 1e-9. Optional entries ``"inputs"`` and ``"outputs"``: the
+            ``|Y|`` input and ``|U|`` output names, distinct (default ``"0", "1", …``).
+            Other entries are ignored, so the JSON object of a design result (which has
+            these three entries) reads too.
+
+        Returns
+        -------
+        Mechanism
+            Rows renormalised as by the constructor, which leaves the rows of
+            :meth:`to_dict` unchanged: ``Mechanism.from_dict(m.to_dict()) == m``.
+
+        Raises
+        ------
+        InputError
+            If neither ``"mechanism"`` nor ``"matrix"`` is present (field ``mechanism``),
+            or the matrix or labels are not valid (fields ``mechanism.matrix``,
+            ``mechanism.inputs``, ``mechanism.outputs``).
+        """
         if "mechanism" not in data and "matrix" not in data:
             raise InputError("expected a 'mechanism' (or 'matrix') entry", "mechanism")
         matrix = data.get("mechanism", data.get("matrix"))
         return cls(matrix, data.get("inputs"), data.get("outputs"))
 
-    def to_json(self, **kwargs) -> str:
+    def to_json(self, **kwargs: Any) -> str:
+        """The mechanism as JSON text: the dict of :meth:`to_dict` through :func:`json.dumps`.
+
+        Parameters
+        ----------
+        **kwargs
+            Passed on to :func:`json.dumps` (e.g. ``indent=2``).
+
+        Returns
+        -------
+        str
+            A JSON object with the entries ``"mechanism"`` (the matrix as a list of rows of
+            numbers, rows = inputs), ``"inputs"`` and ``"outputs"`` (lists of strings).
+            Floats are written in their shortest exact form, so :meth:`from_json` gives back
+            an equal mechanism.
+        """
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
     def from_json(cls, text: str) -> Mechanism:
+        """Read a mechanism from the JSON text that :meth:`to_json` writes.
+
+        Parameters
+        ----------
+        text : str
+            A JSON object in the format that :meth:`from_dict` reads (entries
+            ``"mechanism"`` or ``"matrix"``, and optionally ``"inputs"`` and ``"outputs"``).
+
+        Returns
+        -------
+        Mechanism
+            ``|Y| × |U|``, as :meth:`from_dict` builds it.
+
+        Raises
+        ------
+        InputError
+            If ``text`` is not valid JSON (field ``mechanism``), or :meth:`from_dict`
+            refuses its content.
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -273,8 +413,26 @@ class Mechanism:
         return f"Mechanism({body})"
 
 
-def as_matrix(mechanism) -> np.ndarray:
-    """The matrix of a :class:`Mechanism`, or a validated row-stochastic array."""
+def as_matrix(mechanism: Mechanism | ArrayLike) -> np.ndarray:
+    """The matrix of a :class:`Mechanism`, or a validated row-stochastic array.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like
+        A mechanism, or a ``|Y| × |U|`` matrix ``p(u|y)`` (rows = inputs): finite,
+        non-negative, rows summing to 1 within 1e-9.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``|Y| × |U|`` float array: the mechanism's own :attr:`Mechanism.matrix` (not a copy),
+        or a new array with the rows renormalised.
+
+    Raises
+    ------
+    InputError
+        If the matrix is not row-stochastic (field ``mechanism``).
+    """
     if isinstance(mechanism, Mechanism):
         return mechanism.matrix
     return as_stochastic_matrix(mechanism, "mechanism", SUM_TOLERANCE)

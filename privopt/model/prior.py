@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +39,12 @@ from privopt.model._validate import (
     check_nonnegative,
 )
 from privopt.resources import check_database_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
+    from numpy.typing import ArrayLike
+
+    from privopt.model.types import PriorLike
 
 __all__ = ["Prior", "JointPrior", "DatabasePrior", "as_prior", "MAX_MATERIALISED_DATABASES"]
 
@@ -55,6 +62,12 @@ class Prior:
     labels : sequence of str, optional
         Distinct symbol names; default ``"0", "1", …``.
 
+    Raises
+    ------
+    InputError
+        If ``probs`` is not such a pmf (field ``prior.probs``) or the labels are not one
+        distinct name per symbol (field ``prior.labels``).
+
     Examples
     --------
     >>> Prior([0.5, 0.3, 0.2], labels=["a", "b", "c"]).support
@@ -64,46 +77,65 @@ class Prior:
     is_joint = False
     is_database = False
 
-    def __init__(self, probs, labels: Sequence | None = None):
+    def __init__(self, probs: ArrayLike, labels: Sequence | None = None) -> None:
         self.probs = as_pmf(probs, "prior.probs")
         self.labels = as_labels(labels, self.probs.size, "prior.labels")
 
     # --- protocol -------------------------------------------------------------------------
     @property
     def input_probs(self) -> np.ndarray:
+        """The pmf of what the mechanism sees: :attr:`probs`, ``p(x)`` (length ``|X|``)."""
         return self.probs
 
     @property
     def input_labels(self) -> tuple[str, ...]:
+        """The names of the inputs: :attr:`labels` (one per symbol of ``X``)."""
         return self.labels
 
     @property
     def secret_probs(self) -> np.ndarray:
+        """The pmf of what must stay private: :attr:`probs`, since the secret is the input."""
         return self.probs
 
     @property
     def secret_labels(self) -> tuple[str, ...]:
+        """The names of the secrets: :attr:`labels`, since the secret is the input."""
         return self.labels
 
     @property
     def observation(self) -> np.ndarray | None:
+        """``None``: the mechanism observes the secret itself (no ``p(y|s)`` matrix)."""
         return None
 
-    def induced_channel(self, mechanism):
-        """``p(u|x)``: the mechanism itself, since the secret is the input."""
+    def induced_channel(self, mechanism: np.ndarray | cp.Expression) -> np.ndarray | cp.Expression:
+        """``p(u|x)``: the mechanism itself, since the secret is the input.
+
+        Parameters
+        ----------
+        mechanism : numpy.ndarray or cvxpy.Expression
+            The mechanism ``W[x, u] = p(u|x)``, shape ``|X| × |U|`` (rows = inputs).
+
+        Returns
+        -------
+        numpy.ndarray or cvxpy.Expression
+            ``mechanism`` itself (the same object, not a copy), ``|X| × |U|``.
+        """
         return mechanism
 
     # --- conveniences ---------------------------------------------------------------------
     @property
     def size(self) -> int:
+        """Number of symbols ``|X|`` (the length of :attr:`probs`, zero-mass symbols included)."""
         return int(self.probs.size)
 
     @property
     def n_inputs(self) -> int:
+        """Number of inputs ``|X|`` of the mechanism (the same as :attr:`size`)."""
         return self.size
 
     @property
     def n_secrets(self) -> int:
+        """Number of secrets ``|X|`` (the same as :attr:`size`)."""
         return self.size
 
     @property
@@ -113,6 +145,7 @@ class Prior:
 
     @property
     def secret_support(self) -> np.ndarray:
+        """Indices of the secrets with positive mass, increasing (here :attr:`support`)."""
         return np.flatnonzero(self.secret_probs > 0)
 
     def __repr__(self) -> str:
@@ -126,8 +159,16 @@ class JointPrior:
     ----------
     joint : array_like
         ``|S| × |Y|`` matrix with entries ``p(s, y)``: finite, non-negative, summing to 1.
+        The sum may be off by at most 1e-9; the matrix is then divided by it.
     secret_labels, labels : sequence of str, optional
-        Names of the values of ``S`` and of ``Y``.
+        Names of the values of ``S`` (one per row) and of ``Y`` (one per column), distinct;
+        default ``"0", "1", …``.
+
+    Raises
+    ------
+    InputError
+        If ``joint`` is not such a matrix (field ``prior.joint``) or the labels do not fit
+        (fields ``prior.secret_labels``, ``prior.labels``).
 
     Notes
     -----
@@ -139,8 +180,11 @@ class JointPrior:
     is_database = False
 
     def __init__(
-        self, joint, secret_labels: Sequence | None = None, labels: Sequence | None = None
-    ):
+        self,
+        joint: ArrayLike,
+        secret_labels: Sequence | None = None,
+        labels: Sequence | None = None,
+    ) -> None:
         joint = as_real_array(joint, "prior.joint", ndim=2)
         check_nonnegative(joint, "prior.joint")
         total = float(joint.sum())
@@ -182,39 +226,59 @@ class JointPrior:
 
     @property
     def input_probs(self) -> np.ndarray:
+        """The pmf of what the mechanism sees: the marginal :attr:`p_y` (length ``|Y|``)."""
         return self.p_y
 
     @property
     def input_labels(self) -> tuple[str, ...]:
+        """The names of the inputs ``y``: :attr:`labels` (length ``|Y|``)."""
         return self.labels
 
     @property
     def secret_probs(self) -> np.ndarray:
+        """The pmf of what must stay private: the marginal :attr:`p_s` (length ``|S|``)."""
         return self.p_s
 
     @property
     def observation(self) -> np.ndarray:
+        """``p(y|s)`` as an ``|S| × |Y|`` matrix (:attr:`p_y_given_s`)."""
         return self.p_y_given_s
 
-    def induced_channel(self, mechanism):
+    def induced_channel(self, mechanism: np.ndarray | cp.Expression) -> np.ndarray | cp.Expression:
         """``p(u|s) = Σ_y p(y|s) p(u|y)`` ([Calmon-Fawaz] eq. 16); linear, works on cvxpy
-        expressions."""
+        expressions.
+
+        Parameters
+        ----------
+        mechanism : numpy.ndarray or cvxpy.Expression
+            The mechanism ``W[y, u] = p(u|y)``, shape ``|Y| × |U|`` (rows = inputs).
+
+        Returns
+        -------
+        numpy.ndarray or cvxpy.Expression
+            ``p(u|s)``, shape ``|S| × |U|`` (an expression for an expression); the rows of
+            secrets of zero mass are zero.
+        """
         return self.p_y_given_s @ mechanism
 
     @property
     def n_inputs(self) -> int:
+        """Number of inputs ``|Y|`` (columns of :attr:`joint`)."""
         return int(self.joint.shape[1])
 
     @property
     def n_secrets(self) -> int:
+        """Number of secrets ``|S|`` (rows of :attr:`joint`)."""
         return int(self.joint.shape[0])
 
     @property
     def support(self) -> np.ndarray:
+        """Indices of the inputs ``y`` with positive mass ``p(y)``, increasing."""
         return np.flatnonzero(self.p_y > 0)
 
     @property
     def secret_support(self) -> np.ndarray:
+        """Indices of the secrets ``s`` with positive mass ``p(s)``, increasing."""
         return np.flatnonzero(self.p_s > 0)
 
     def __repr__(self) -> str:
@@ -232,13 +296,23 @@ class DatabasePrior(Prior):
     Parameters
     ----------
     m, n : int
-        Row alphabet size (``m ≥ 2``) and number of rows (``n ≥ 1``).
+        Row alphabet size (``m ≥ 2``) and number of rows (``n ≥ 1``); ``m**n`` may not exceed
+        ``2**1000`` (:func:`privopt.resources.check_database_size`).
     row_probs : array_like, optional
         The pmf of one row; the database pmf is its ``n``-fold product, computed lazily.
+        Length ``m``, finite, non-negative, summing to 1 within 1e-9.
     probs : array_like, optional
-        Any pmf over the ``m**n`` databases.
+        Any pmf over the ``m**n`` databases, in lexicographic order.
     symbols : sequence of str, optional
-        Names of the ``m`` row values; database labels join them (``"010"``).
+        Names of the ``m`` row values; database labels join them (``"010"``). Distinct;
+        default ``"0", "1", …``.
+
+    Raises
+    ------
+    InputError
+        If ``m`` or ``n`` is not such an integer, both or neither of ``row_probs`` and
+        ``probs`` are given, either is not a pmf of the right length, or the symbols do not
+        fit (fields under ``prior.database``).
     """
 
     is_database = True
@@ -247,10 +321,10 @@ class DatabasePrior(Prior):
         self,
         m: int,
         n: int,
-        row_probs=None,
-        probs=None,
+        row_probs: ArrayLike | None = None,
+        probs: ArrayLike | None = None,
         symbols: Sequence | None = None,
-    ):
+    ) -> None:
         self.m = as_positive_int(m, "prior.database.m", minimum=2)
         self.n = as_positive_int(n, "prior.database.n", minimum=1)
         check_database_size(self.m, self.n)
@@ -287,6 +361,7 @@ class DatabasePrior(Prior):
 
     @property
     def size(self) -> int:
+        """Number of databases ``m**n`` (an exact integer, even when too many to enumerate)."""
         return self.m**self.n
 
     @cached_property
@@ -305,6 +380,8 @@ class DatabasePrior(Prior):
 
     @cached_property
     def labels(self) -> tuple[str, ...]:  # type: ignore[override]
+        """One name per database, in lexicographic order: its rows' :attr:`symbols` joined
+        (without separator when every symbol is one character, else with ``","``)."""
         sep = "" if all(len(s) == 1 for s in self.symbols) else ","
         return tuple(sep.join(self.symbols[d] for d in row) for row in self.digits)
 
@@ -321,7 +398,15 @@ class DatabasePrior(Prior):
         return self.marginals() is not None
 
     def marginals(self) -> list[np.ndarray] | None:
-        """Per-row marginals if the pmf is a product of them (to 1e-12), else ``None``."""
+        """Per-row marginals if the pmf is a product of them (to 1e-12), else ``None``.
+
+        Returns
+        -------
+        list of numpy.ndarray or None
+            ``n`` pmfs of length ``m`` (entry ``i`` is the marginal of row ``x_{i+1}``; the
+            same array ``n`` times for i.i.d. rows), or ``None`` when their product differs
+            from :attr:`probs` by more than 1e-12 in some entry.
+        """
         if self.is_iid:
             return [self.row_probs] * self.n
         tensor = self.probs.reshape((self.m,) * self.n)
@@ -338,14 +423,47 @@ class DatabasePrior(Prior):
 
 
 def database_digits(m: int, n: int) -> np.ndarray:
-    """Entries of every database of ``Dⁿ`` in lexicographic order (``x_1`` most significant)."""
+    """Entries of every database of ``Dⁿ`` in lexicographic order (``x_1`` most significant).
+
+    Parameters
+    ----------
+    m : int
+        Row alphabet size ``|D| ≥ 1`` (not checked).
+    n : int
+        Number of rows ``≥ 1`` (not checked); the result has ``m**n · n`` entries, so the
+        caller keeps ``m**n`` small enough to enumerate.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer array of shape ``(m**n, n)``: row ``k`` holds ``(x_1, …, x_n)`` of database
+        ``k``, each entry in ``0 … m − 1``.
+    """
     index = np.arange(m**n)
     powers = m ** np.arange(n - 1, -1, -1)
     return (index[:, None] // powers[None, :]) % m
 
 
-def as_prior(prior) -> Prior | JointPrior:
-    """Accept a prior object or a plain pmf (read as a single-secret :class:`Prior`)."""
+def as_prior(prior: PriorLike) -> Prior | JointPrior:
+    """Accept a prior object or a plain pmf (read as a single-secret :class:`Prior`).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        A prior object, or a pmf ``p(x)``: a flat list of finite, non-negative numbers summing
+        to 1 within 1e-9.
+
+    Returns
+    -------
+    Prior or JointPrior
+        ``prior`` itself when it is a prior object (a :class:`DatabasePrior` is a
+        :class:`Prior`), else a new :class:`Prior` on the pmf.
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is neither a prior object nor a valid pmf (field ``prior.probs``).
+    """
     if isinstance(prior, (Prior, JointPrior)):
         return prior
     return Prior(prior)

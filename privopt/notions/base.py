@@ -15,13 +15,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import cvxpy as cp
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.model import NeighborRelation
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
+
+    from privopt.model import DatabasePrior, JointPrior, Prior
 
 __all__ = [
     "Notion",
@@ -127,7 +132,20 @@ class LagrangeContext:
 
     def output_costs(self, shift: np.ndarray) -> np.ndarray:
         """``a_u(s) = min_{y: p(s,y) > 0} d(y, u) − shift(y)`` (secrets × outputs): the least
-        cost of releasing ``u`` when the secret is ``s``, with the row multipliers ``shift``."""
+        cost of releasing ``u`` when the secret is ``s``, with the row multipliers ``shift``.
+
+        Parameters
+        ----------
+        shift : numpy.ndarray
+            ``λ(y)``, one multiplier per input (length ``|Y|``), in the distortion's units.
+            Needs :attr:`distortion`.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``|supp S| × |U|`` array of ``a_u(s)`` (``inf`` only where every ``d(y, u) −
+            λ(y)`` with ``p(s, y) > 0`` is).
+        """
         joint = self.prior_joint
         cost = self.distortion - shift[:, None]  # y × u
         masked = np.where(joint[:, :, None] > 0, cost[None, :, :], np.inf)  # s × y × u
@@ -140,7 +158,19 @@ class LagrangeContext:
 
     def posterior(self, floor: float = 1e-12) -> np.ndarray:
         """``r_u(s)``: the answer's posterior ``p(s|u)`` mixed with weight ``floor`` of the
-        prior (positive everywhere, and ``p(s)`` on outputs of zero probability)."""
+        prior (positive everywhere, and ``p(s)`` on outputs of zero probability).
+
+        Parameters
+        ----------
+        floor : float
+            The prior's weight in the mixture, in ``[0, 1]`` (default 1e-12).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``|supp S| × |U|``: column ``u`` is a pmf over the secret support, positive when
+            ``floor > 0``.
+        """
         joint = self.joint
         p_u = joint.sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -173,9 +203,22 @@ class LagrangeTerms:
     channel_all: np.ndarray | None = None
 
 
-def dual_array(value, shape) -> np.ndarray:
+def dual_array(value: ArrayLike | None, shape: tuple[int, ...]) -> np.ndarray:
     """A solver's dual value as a non-negative array of ``shape`` (``None`` → zeros; small
-    negative values from solver noise are clipped: any non-negative multiplier is valid)."""
+    negative values from solver noise are clipped: any non-negative multiplier is valid).
+
+    Parameters
+    ----------
+    value : array_like or None
+        The dual value of one constraint: a number or an array broadcastable to ``shape``.
+    shape : tuple of int
+        The constraint's shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float array of ``shape``, entries ``≥ 0``.
+    """
     if value is None:
         return np.zeros(shape)
     return np.clip(np.broadcast_to(np.asarray(value, dtype=float), shape), 0.0, None)
@@ -219,14 +262,29 @@ class DesignContext:
 
     @property
     def n_outputs(self) -> int:
+        """Number of outputs ``|U|`` (columns of :attr:`W`)."""
         return int(self.W.shape[1])
 
     @property
     def n_secrets(self) -> int:
+        """Number of secrets in the support, ``|supp S|`` (rows of :attr:`channel`)."""
         return int(self.p_secret.size)
 
     def broadcast_rows(self, row: cp.Expression, n_rows: int | None = None) -> cp.Expression:
-        """Stack a length-|U| expression into ``n_rows`` equal rows (default: one per secret)."""
+        """Stack a length-|U| expression into ``n_rows`` equal rows (default: one per secret).
+
+        Parameters
+        ----------
+        row : cvxpy.Expression
+            An expression of ``|U|`` entries (e.g. :attr:`p_u`).
+        n_rows : int or None
+            Number of rows, ``≥ 1``; ``None`` (the default) for :attr:`n_secrets`.
+
+        Returns
+        -------
+        cvxpy.Expression
+            ``n_rows × |U|``, every row equal to ``row`` (linear in ``row``).
+        """
         n_rows = self.n_secrets if n_rows is None else n_rows
         return np.ones((n_rows, 1)) @ cp.reshape(row, (1, self.n_outputs), order="C")
 
@@ -276,25 +334,102 @@ class Notion:
     largest_written_level: ClassVar[float] = 30.0
 
     # --- measure --------------------------------------------------------------------------
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
-        """The level of ``mechanism`` under ``prior`` (nats)."""
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
+        """The level of ``mechanism`` under ``prior`` (nats).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``: ``|Y| × |U|``, rows summing to 1.
+        neighbors : NeighborRelation or None
+            The relation on the secrets, for notions that use one (:attr:`uses_neighbors`);
+            ``None`` (the default) for the notion's default relation.
+        **options
+            The notion's options, as :meth:`validate_options` returns them.
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+        """
         raise NotImplementedError
 
     # --- program --------------------------------------------------------------------------
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
-        """Constraints expressing "level ≤ ε"; ``level`` holds ``e^ε`` or ε (see ``parameter``)."""
+        """Constraints expressing "level ≤ ε"; ``level`` holds ``e^ε`` or ε (see ``parameter``).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+        level : cvxpy.Parameter
+            Scalar holding :meth:`parameter_value` of ε, so that a new ε needs no rebuild.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            Vectorised constraints, one per family, in which ``level`` enters as a
+            parameter (a new ε changes its value, not the program).
+        """
         raise NotImplementedError
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
-        """A convex expression whose minimum gives the least level (``direct_level`` notions)."""
+        """A convex expression whose minimum gives the least level (``direct_level`` notions).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+
+        Returns
+        -------
+        cvxpy.Expression
+            A convex scalar expression of ``ctx.W``; :meth:`level_from_objective` maps its
+            optimal value to the level.
+
+        Raises
+        ------
+        NotImplementedError
+            For a notion without a direct level objective (the default).
+        """
         raise NotImplementedError(f"{self.name} has no direct level objective")
 
     def level_from_objective(self, value: float) -> float:
-        """Map the optimal value of :meth:`level_objective` to a level in nats."""
+        """Map the optimal value of :meth:`level_objective` to a level in nats.
+
+        Parameters
+        ----------
+        value : float
+            The optimal value of :meth:`level_objective` (or of :meth:`level_program`).
+
+        Returns
+        -------
+        float
+            The level in nats; by default ``value`` itself.
+        """
         return float(value)
 
     def parameter_value(self, eps: float) -> float:
-        """The value the level Parameter takes for ε."""
+        """The value the level Parameter takes for ε.
+
+        Parameters
+        ----------
+        eps : float
+            ε in nats, ``≥ 0`` (at most :attr:`largest_written_level` where it is written).
+
+        Returns
+        -------
+        float
+            ``e^ε`` (``≥ 1``) when :attr:`parameter` is ``"exp"``, else ε.
+        """
         return float(np.exp(eps)) if self.parameter == "exp" else float(eps)
 
     def writes_level(self, eps: float) -> bool:
@@ -305,33 +440,80 @@ class Notion:
         Parameters
         ----------
         eps : float
+            ε in nats, ``≥ 0`` (``inf`` allowed).
 
         Returns
         -------
         bool
+            ``True`` when ``eps`` is finite and ``≤ largest_written_level``.
         """
         return math.isfinite(eps) and eps <= self.largest_written_level
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True when "level ≤ 0" says exactly that ``p(u|x)`` is the same for every secret in
-        the support (then D*(0) = min_u E d(Y, u) for a single secret)."""
+        the support (then D*(0) = min_u E d(Y, u) for a single secret).
+
+        Parameters
+        ----------
+        neighbors : NeighborRelation or None
+            The relation on the secrets, for notions that use one (default ``None``).
+
+        Returns
+        -------
+        bool
+            ``False`` by default.
+        """
         return False
 
-    def max_level(self, prior) -> float:
-        """A level beyond which the constraint excludes no mechanism (``inf`` if none)."""
+    def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
+        """A level beyond which the constraint excludes no mechanism (``inf`` if none).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``; ``inf`` by default.
+        """
         return math.inf
 
-    def min_level(self, prior, neighbors=None) -> float:
-        """The least level any mechanism achieves (0 for most notions)."""
+    def min_level(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        neighbors: NeighborRelation | None = None,
+    ) -> float:
+        """The least level any mechanism achieves (0 for most notions).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        neighbors : NeighborRelation or None
+            The relation on the secrets, for notions that use one (default ``None``).
+
+        Returns
+        -------
+        float
+            The level in nats, ``≥ 0``; 0 by default.
+        """
         return 0.0
 
     # --- options ----------------------------------------------------------------------------
-    def validate_options(self, prior, given: Mapping[str, Any], prefix: str = "privacy") -> dict:
+    def validate_options(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        given: Mapping[str, Any],
+        prefix: str = "privacy",
+    ) -> dict:
         """Check the options given for this notion; return them in canonical form.
 
         Parameters
         ----------
         prior : Prior, JointPrior or DatabasePrior
+            The prior of the request, which the options are checked against.
         given : mapping
             Option name → raw value (``None`` values count as not given).
         prefix : str
@@ -341,6 +523,12 @@ class Notion:
         -------
         dict
             Every declared option that was given, validated.
+
+        Raises
+        ------
+        InputError
+            For an option the notion does not declare, a value its validator refuses, or a
+            required option that is missing (field ``{prefix}.{name}``).
         """
         declared = {option.name: option for option in self.options}
         out = {}
@@ -370,25 +558,89 @@ class Notion:
                 )
         return out
 
-    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+    def result_notes(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        level: float,
+        **options: Any,
+    ) -> dict:
         """Notes on a designed mechanism that the level alone does not tell (e.g. the hull
-        check of ``robust_pml``): ``{key: message or number}``, empty by default."""
+        check of ``robust_pml``): ``{key: message or number}``, empty by default.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            The designed ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        level : float
+            The level the mechanism meets (nats).
+        **options
+            The notion's options, as :meth:`validate_options` returns them.
+
+        Returns
+        -------
+        dict
+            ``{key: message or number}``, added to the result's ``extra``; a message (str)
+            is also issued as a warning. Empty by default.
+        """
         return {}
 
     # --- certificates -----------------------------------------------------------------------
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:
         """The Lagrangian terms of :meth:`constraints` for the dual values ``duals`` (one per
-        constraint, in order), or ``None`` when the notion has no bound to offer."""
+        constraint, in order), or ``None`` when the notion has no bound to offer.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The solver's answer and the problem data, as numpy arrays.
+        duals : list
+            The solver's dual values, one per constraint of :meth:`constraints` in order: an
+            array of the constraint's shape, or ``None`` when the solver gave none.
+
+        Returns
+        -------
+        LagrangeTerms or None
+            Terms linear in the channel; ``None`` by default.
+        """
         return None
 
     def level_program(self, ctx: DesignContext) -> tuple[cp.Expression, list[cp.Constraint]]:
         """The convex program of the least level (``direct_level`` notions): an objective
-        and the constraints on its auxiliary variables. Default: :meth:`level_objective`."""
+        and the constraints on its auxiliary variables. Default: :meth:`level_objective`.
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+
+        Returns
+        -------
+        tuple of (cvxpy.Expression, list of cvxpy.Constraint)
+            The convex scalar objective and the constraints on its auxiliary variables (none
+            by default).
+        """
         return self.level_objective(ctx), []
 
     def level_lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:
         """A lower bound on the :meth:`level_program` objective, linear in the channel, for
-        the dual values of its constraints (``direct_level`` notions)."""
+        the dual values of its constraints (``direct_level`` notions).
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The solver's answer and the problem data, as numpy arrays.
+        duals : list
+            The solver's dual values of the :meth:`level_program` constraints, in order
+            (``None`` where the solver gave none).
+
+        Returns
+        -------
+        LagrangeTerms or None
+            Terms linear in the channel; ``None`` by default.
+        """
         return None
 
     def decomposition_bound(self, lctx: LagrangeContext, scale: float = 1.0) -> float | None:
@@ -401,19 +653,59 @@ class Notion:
         is at least ``a_u · r_u`` with ``r_u`` the output's posterior of the secret
         (:meth:`LagrangeContext.output_costs`). Notions whose constraint is a condition on
         ``r_u`` bound the rest per output. ``scale`` multiplies the notion's own multipliers.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            With :attr:`~LagrangeContext.row_duals` and
+            :attr:`~LagrangeContext.distortion` set.
+        scale : float
+            Factor on the notion's own multipliers, ``≥ 0`` (default 1).
+
+        Returns
+        -------
+        float or None
+            A lower bound on ``D*(ε)``, in the distortion's units; ``None`` by default.
         """
         return None
 
     # --- repair -----------------------------------------------------------------------------
     def repair_weight(
-        self, prior, channel, anchor, level: float, neighbors=None, **options
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
     ) -> float | None:
         """The least ``θ`` with ``(1−θ)·channel + θ·anchor`` at level ``≤ level``, in closed form.
 
-        ``channel`` is ``p(u|s)`` on the secret support (rows) and ``anchor`` a row
-        ``p(u)`` of a constant mechanism (level 0). Linear notions whose constraints are
-        homogeneous in the channel solve this exactly; the default ``None`` tells the solver
-        layer to bisect on the re-measured level instead.
+        ``channel`` is ``p(u|s)`` with one row per secret (rows of secrets outside the support
+        are ignored) and ``anchor`` a row ``p(u)`` of a constant mechanism (level 0). Linear
+        notions whose constraints are homogeneous in the channel solve this exactly; the
+        default ``None`` tells the solver layer to bisect on the re-measured level instead.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        channel : numpy.ndarray
+            ``p(u|s)`` of the answer, ``|S| × |U|`` (``prior.induced_channel`` of it).
+        anchor : numpy.ndarray
+            ``p(u)`` of the constant mechanism mixed in: a pmf of length ``|U|``.
+        level : float
+            ε in nats, ``≥ 0``.
+        neighbors : NeighborRelation or None
+            The relation on the secrets, for notions that use one (default ``None``).
+        **options
+            The notion's options, as :meth:`validate_options` returns them.
+
+        Returns
+        -------
+        float or None
+            ``θ`` in ``[0, 1]`` (0 when the answer already meets the level), or ``None``
+            (the default) when the notion has no closed form.
         """
         return None
 
@@ -463,7 +755,24 @@ def best_over_row_signs(
 
 
 def register(notion_cls: type[Notion]) -> type[Notion]:
-    """Class decorator: add a notion (and its aliases) to :data:`NOTIONS`."""
+    """Class decorator: add a notion (and its aliases) to :data:`NOTIONS`.
+
+    Parameters
+    ----------
+    notion_cls : type
+        A :class:`Notion` subclass that takes no constructor arguments, whose
+        :attr:`~Notion.name` and :attr:`~Notion.aliases` are not registered yet.
+
+    Returns
+    -------
+    type
+        ``notion_cls`` itself; one instance of it is registered under every name.
+
+    Raises
+    ------
+    ValueError
+        If a name or alias is already registered (a programming error, not a user's).
+    """
     instance = notion_cls()
     for key in (notion_cls.name, *notion_cls.aliases):
         if key in NOTIONS:
@@ -473,12 +782,29 @@ def register(notion_cls: type[Notion]) -> type[Notion]:
 
 
 def option_owners(option: str) -> list[str]:
-    """Canonical names of the notions that declare ``option``."""
+    """Canonical names of the notions that declare ``option``.
+
+    Parameters
+    ----------
+    option : str
+        An option name (e.g. ``"priors"``).
+
+    Returns
+    -------
+    list of str
+        Sorted canonical names; empty when no registered notion declares it.
+    """
     return sorted({n.name for n in NOTIONS.values() if any(o.name == option for o in n.options)})
 
 
 def notion_names() -> list[str]:
-    """Canonical names of the registered notions."""
+    """Canonical names of the registered notions.
+
+    Returns
+    -------
+    list of str
+        Sorted, each once (aliases left out).
+    """
     return sorted({notion.name for notion in NOTIONS.values()})
 
 
@@ -493,6 +819,7 @@ def get_notion(name: str | Notion) -> Notion:
     Returns
     -------
     Notion
+        The registered instance (``name`` itself when it is a notion).
 
     Raises
     ------
