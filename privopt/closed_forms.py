@@ -15,7 +15,13 @@ from scipy import optimize, special, stats
 from privopt.errors import InfeasibleError, InputError
 from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
 from privopt.model._validate import as_positive_int
-from privopt.validation import check_budget, check_level, check_numbers, check_probability
+from privopt.validation import (
+    check_budget,
+    check_level,
+    check_number,
+    check_numbers,
+    check_probability,
+)
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
@@ -302,8 +308,8 @@ def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
         The pmf over ``Dⁿ`` (i.i.d. rows, a product of row marginals or any joint pmf).
     tol : float, default 1e-14
         Relative tolerance of the bisection (priors that are not products of row marginals
-        only): it stops once ``hi − lo ≤ tol·max(1, hi)``. Must be positive and above
-        round-off (not checked).
+        only): it stops once ``hi − lo ≤ tol·max(1, hi)``. At least 1e-15 (round-off); the
+        bisection also stops after 200 halvings.
 
     Returns
     -------
@@ -317,6 +323,7 @@ def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
         If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, or the bisection finds
         no feasible ε up to ``1e4``.
     """
+    tol = check_number(tol, "tol", minimum=1e-15)
     prior = _database(prior)
     m, n = prior.m, prior.n
     margs = prior.marginals() if prior.is_iid or prior.size <= 2**20 else None
@@ -343,7 +350,9 @@ def epsilon_tilde_x(prior: DatabasePrior, tol: float = 1e-14) -> float:
         if hi > 1e4:
             raise InputError("ε̃_X search diverged", "prior")
     lo = 0.0
-    while hi - lo > tol * max(1.0, hi):
+    for _ in range(200):  # ≤ 200 halvings: a tolerance at round-off ends too
+        if hi - lo <= tol * max(1.0, hi):
+            break
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if feasible(mid) else (mid, hi)
     return float(hi)
@@ -473,8 +482,10 @@ def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
     ------
     InputError
         If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, ``strict`` is true
-        and ``D`` lies outside ``[0, h(ε̃_X)]``, or ``D/n`` lies outside ``[0, 1]``.
+        and ``D`` lies outside ``[0, h(ε̃_X)]``, or ``D`` lies outside ``[0, n]`` (field
+        ``max_distortion``).
     """
+    D = check_budget(D, "max_distortion")
     prior = _database(prior)
     m, n = prior.m, prior.n
     lo, hi = pdmip_valid_range(prior)
@@ -484,6 +495,8 @@ def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
             "bound (pass strict=False)",
             "max_distortion",
         )
+    if D > n:
+        raise InputError(f"must lie in [0, n] = [0, {n}], got {D:g}", "max_distortion")
     if prior.is_iid:  # H(X) = n H(row) for i.i.d. rows: nothing enumerated
         q = prior.row_probs
         hx = n * float(stats.entropy(q[q > 0]))
@@ -522,11 +535,19 @@ def zeta(prior: JointPrior) -> np.ndarray:
     return out / out.sum()
 
 
+def _laplace_args(n, b, share, field: str) -> tuple[int, float, float]:
+    """The checked arguments of the Laplace counting bounds: ``n ≥ 1`` entries, a noise scale
+    ``b > 0`` (``inf`` allowed) and a probability ``share``."""
+    n = as_positive_int(n, "n", minimum=1)
+    b = check_number(b, "b", allow_inf=True, strict=True)
+    return n, b, check_probability(share, field)
+
+
 def laplace_counting_pml_bound(n: int, b: float, c: float) -> float:
     """Saeidian et al. (2024), Prop. 4.6: ``sup_y ℓ(D_i→y) ≤ a − ln((1−c) + c e^a)``,
     ``a = 1/(nb)``, for ``Y ∼ Lap(K/n, b)`` and i.i.d. entries with ``P(f=1) ∈ (c, 1−c)``.
 
-    The arguments are not checked.
+    Arguments out of range raise :class:`~privopt.errors.InputError`.
 
     Parameters
     ----------
@@ -542,6 +563,7 @@ def laplace_counting_pml_bound(n: int, b: float, c: float) -> float:
     float
         The bound in nats, in ``[0, (1−c)/(nb)]``.
     """
+    n, b, c = _laplace_args(n, b, c, "c")
     a = 1.0 / (n * b)
     return float(a - np.log((1 - c) + c * np.exp(a)))
 
@@ -549,7 +571,7 @@ def laplace_counting_pml_bound(n: int, b: float, c: float) -> float:
 def laplace_counting_pml_bound_simplified(n: int, b: float, c: float) -> float:
     """Saeidian et al. (2024), Prop. 4.6, simplified: ``(1−c)/(nb) + c²/(2n²b²)``.
 
-    The arguments are not checked.
+    Arguments out of range raise :class:`~privopt.errors.InputError`.
 
     Parameters
     ----------
@@ -565,6 +587,7 @@ def laplace_counting_pml_bound_simplified(n: int, b: float, c: float) -> float:
     float
         The bound in nats, ``≥ 0``.
     """
+    n, b, c = _laplace_args(n, b, c, "c")
     a = 1.0 / (n * b)
     return float((1 - c) * a + c**2 * a**2 / 2)
 
@@ -574,7 +597,7 @@ def laplace_counting_pml_sup(n: int, b: float, p: float) -> float:
     ``a − ln(min(p,1−p) e^a + max(p,1−p))``, ``a = 1/(nb)``; tight for Saeidian et al. (2024),
     Prop. 4.6 at p = c.
 
-    The arguments are not checked.
+    Arguments out of range raise :class:`~privopt.errors.InputError`.
 
     Parameters
     ----------
@@ -590,6 +613,7 @@ def laplace_counting_pml_sup(n: int, b: float, p: float) -> float:
     float
         The supremum in nats, in ``[0, 1/(nb)]``.
     """
+    n, b, p = _laplace_args(n, b, p, "p")
     a = 1.0 / (n * b)
     return float(a - np.log(min(p, 1 - p) * np.exp(a) + max(p, 1 - p)))
 
@@ -599,7 +623,7 @@ def threshold_query_pml(n: int, p: float, m: int) -> float:
 
     Saeidian et al. (2024), Ex. 3.11.
 
-    The arguments are not checked; they are scalars.
+    Arguments out of range raise :class:`~privopt.errors.InputError`.
 
     Parameters
     ----------
@@ -616,6 +640,9 @@ def threshold_query_pml(n: int, p: float, m: int) -> float:
         The PML in nats, ``≥ 0``: 0 for ``m < 0``, ``inf`` when ``P(K > m) = 0`` (e.g.
         ``m ≥ n``; numpy then warns of a division by zero).
     """
+    n = as_positive_int(n, "n", minimum=0)
+    p = check_probability(p, "p")
+    m = int(check_number(m, "m", minimum=-math.inf))
     return float(-np.log1p(-stats.binom.cdf(m, n, p)))
 
 
@@ -643,6 +670,9 @@ def threshold_query_chernoff_bound(n: int, p: float, m: int) -> float:
     InputError
         If ``m/n > p``.
     """
+    n = as_positive_int(n, "n", minimum=1)
+    p = check_probability(p, "p")
+    m = check_number(m, "m")
     t = m / n
     if t > p:
         raise InputError(f"the bound needs m/n ≤ p, got m/n = {t}", "m")
@@ -769,7 +799,7 @@ def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
     ``α = 1 − e^{−kε/2}``, for
     ``U = Y + Lap(1/ε)`` and ``Y`` uniform on ``{0, k, …, n}``. Returned in **bits**.
 
-    The arguments are not checked.
+    Arguments out of range raise :class:`~privopt.errors.InputError`.
 
     Parameters
     ----------
@@ -786,6 +816,8 @@ def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
         The lower bound in **bits**, in ``[−1, log₂(1 + n/k) − 1]`` (−1, vacuous, at
         ε = 0).
     """
+    eps = check_level(eps, "epsilon")
+    k, n = as_positive_int(k, "k", minimum=1), as_positive_int(n, "n", minimum=1)
     alpha = 1 - np.exp(-k * eps / 2)
     return float(alpha * np.log2(1 + n / k) - 1)
 
@@ -989,9 +1021,9 @@ def lip_uniform_hamming_level(D: float, k: int) -> float:
 
 
 def _sorted_pmf(probs) -> np.ndarray:
-    q = np.asarray(probs, dtype=float)
-    if q.ndim != 1 or q.size < 1 or (q < 0).any() or not np.isfinite(q).all():
-        raise InputError("must be a finite non-negative vector", "probs")
+    q = check_numbers(probs, "probs")
+    if q.ndim != 1 or q.size < 1 or not np.isfinite(q).all() or not q.sum() > 0:
+        raise InputError("must be a finite non-negative vector with a positive sum", "probs")
     return np.sort(q / q.sum())[::-1]
 
 

@@ -723,3 +723,34 @@ def test_closed_forms_refuse_bad_scalars_with_input_error(call):
     module), never a bare ValueError or TypeError from numpy."""
     with pytest.raises(InputError):
         call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: CF.laplace_counting_pml_bound(10, 0.0, 0.2),
+        lambda: CF.laplace_counting_pml_bound_simplified(0, 1.0, 0.2),
+        lambda: CF.laplace_counting_pml_sup(10, 1.0, 1.5),
+        lambda: CF.threshold_query_pml(10, -0.1, 3),
+        lambda: CF.threshold_query_chernoff_bound(10, 0.5, "3"),
+        lambda: CF.dp_mutual_information_lower_bound(1.0, 0, 3),
+        lambda: CF.maximal_leakage_hamming_distortion([0.0, 0.0], 1.0),
+        lambda: CF.epsilon_tilde_x(po.DatabasePrior(2, 2, probs=[0.4, 0.3, 0.2, 0.1]), tol=0.0),
+        lambda: po.Mechanism.from_json("5"),
+        lambda: po.Mechanism.from_json('"a mechanism"'),
+    ],
+)
+def test_more_closed_forms_refuse_bad_arguments(call):
+    """Found by reading them while documenting: a zero noise scale divided by zero, an
+    all-zero prior gave nan, a zero tolerance looped forever, a JSON scalar raised
+    TypeError/AttributeError. Each is now privopt's InputError."""
+    with pytest.raises(InputError):
+        call()
+
+
+def test_pdmip_value_names_the_budget_and_tolerance_zero_ends():
+    prior = po.DatabasePrior(2, 2, probs=[0.4, 0.3, 0.2, 0.1])
+    with pytest.raises(InputError, match="max_distortion"):
+        CF.pdmip_value(prior, 3.0, strict=False)
+    tight = CF.epsilon_tilde_x(prior, tol=1e-15)
+    assert tight == pytest.approx(CF.epsilon_tilde_x(prior), rel=1e-12)

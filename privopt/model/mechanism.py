@@ -341,6 +341,11 @@ class Mechanism:
             or the matrix or labels are not valid (fields ``mechanism.matrix``,
             ``mechanism.inputs``, ``mechanism.outputs``).
         """
+        if not isinstance(data, dict):
+            raise InputError(
+                f"expected a JSON object with a 'mechanism' entry, got {type(data).__name__}",
+                "mechanism",
+            )
         if "mechanism" not in data and "matrix" not in data:
             raise InputError("expected a 'mechanism' (or 'matrix') entry", "mechanism")
         matrix = data.get("mechanism", data.get("matrix"))
