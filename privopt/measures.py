@@ -1104,7 +1104,10 @@ def robust_pml_hull_level(
 
 # --- persuasive privacy with the log score ([Bon-Persuasive]) -------------------------------------
 def _pp_information_densities(W: np.ndarray, priors: Sequence):
-    """Yield ``(x, i_Q(x;·) on supp W[x], W[x] on that support)`` for each Q and x ∈ supp Q."""
+    """Yield ``(x, i_Q(x;·) on supp W[x], W[x] on that support)`` for each Q and x ∈ supp Q
+    (an empty class is refused, as by :func:`robust_pml_level`)."""
+    if isinstance(priors, (str, bytes)) or len(priors) == 0:
+        raise InputError("give at least one prior (a pmf over the secrets)", "priors")
     for q in priors:
         q = as_pmf(q, "priors")
         if q.size != W.shape[0]:
@@ -1139,7 +1142,7 @@ def persuasive_privacy_delta(
     Returns
     -------
     float
-        δ in ``[0, 1]`` (0 for an empty class).
+        δ in ``[0, 1]``.
 
     Raises
     ------
@@ -1176,7 +1179,7 @@ def persuasive_privacy_level(
     Returns
     -------
     float
-        κ in nats, ``≥ 0`` (0 for an empty class).
+        κ in nats, ``≥ 0``.
 
     Other Parameters
     ----------------
@@ -1214,7 +1217,7 @@ def neighbor_pair_priors(
         The pairs ``(x, x')`` (indices below ``size``); ``None`` is every ordered pair of
         distinct secrets.
     weight : float, default 1e-6
-        The mass ``w`` on ``x``, in ``[0, 1]`` (not checked); ``x'`` gets ``1 − w``.
+        The mass ``w`` on ``x``, in ``[0, 1]``; ``x'`` gets ``1 − w``.
 
     Returns
     -------
@@ -1225,8 +1228,10 @@ def neighbor_pair_priors(
     Raises
     ------
     InputError
-        If ``neighbors`` is ``None`` and ``size`` is not an integer ``≥ 1``.
+        If ``weight`` is not in ``[0, 1]``, or ``neighbors`` is ``None`` and ``size`` is not
+        an integer ``≥ 1``.
     """
+    weight = check_probability(weight, "weight")
     rel = all_pairs(size) if neighbors is None else neighbors
     out = []
     for a, b in zip(rel.left, rel.right, strict=True):

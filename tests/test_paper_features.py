@@ -738,6 +738,9 @@ def test_closed_forms_refuse_bad_scalars_with_input_error(call):
         lambda: CF.epsilon_tilde_x(po.DatabasePrior(2, 2, probs=[0.4, 0.3, 0.2, 0.1]), tol=0.0),
         lambda: po.Mechanism.from_json("5"),
         lambda: po.Mechanism.from_json('"a mechanism"'),
+        lambda: M.persuasive_privacy_delta(np.eye(2), [], 1.0),
+        lambda: M.persuasive_privacy_level(np.eye(2), []),
+        lambda: M.neighbor_pair_priors(3, None, 2.0),
     ],
 )
 def test_more_closed_forms_refuse_bad_arguments(call):
