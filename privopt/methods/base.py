@@ -18,7 +18,7 @@ from __future__ import annotations
 import abc
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -413,7 +413,7 @@ class Method(abc.ABC):
         return f"<method {self.name} ({self.family})>"
 
 
-def plain_linear_reason(request: DesignRequest, notions) -> str | None:
+def plain_linear_reason(request: DesignRequest, notions: Collection[str]) -> str | None:
     """Why a method for plain single-secret requests of the ``notions`` cannot take
     ``request`` (``None`` when it can): the shared first checks of the LP methods.
 
@@ -469,7 +469,21 @@ def register(method: Method) -> Method:
 
 
 def register_alias(alias: str, name: str) -> None:
-    """Accept ``alias`` as another name of the registered method ``name``."""
+    """Accept ``alias`` as another name of the registered method ``name``.
+
+    Parameters
+    ----------
+    alias : str
+        The other spelling (matched case-insensitively, like names).
+    name : str
+        A registered method name.
+
+    Raises
+    ------
+    ValueError
+        If ``alias`` clashes with a registered name or alias (a programming error in a
+        method module, raised at import).
+    """
     if any(k.lower() == alias.lower() for k in (*METHODS, *ALIASES)):
         raise ValueError(f"alias {alias!r} clashes with a registered name")
     ALIASES[alias] = name
@@ -506,6 +520,17 @@ def lookup(name: str) -> Method | None:
 
 
 def method_names(family: str | None = None) -> list[str]:
-    """Registered method names (of one ``family`` if given), cvxpy solvers first."""
+    """Registered method names (of one ``family`` if given), cvxpy solvers first.
+
+    Parameters
+    ----------
+    family : {"cvxpy", "privopt"} or None
+        Only the methods of this family; ``None`` for all.
+
+    Returns
+    -------
+    list of str
+        Sorted by family (cvxpy first), then by name.
+    """
     names = [n for n, m in METHODS.items() if family is None or m.family == family]
     return sorted(names, key=lambda n: (METHODS[n].family != "cvxpy", n))
