@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg as sla
@@ -37,6 +38,9 @@ import scipy.linalg as sla
 from privopt.methods.base import Deadline
 from privopt.methods.block_ipm.kernels import ColumnKernel, SingularBlock
 from privopt.methods.block_ipm.polish import column_duals
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
 
 __all__ = ["BlockLP", "BlockSolution", "solve_block_lp"]
 
@@ -120,16 +124,21 @@ class BlockSolution:
         ``"optimal"`` (gap within the tolerance), ``"stalled"`` (the best iterate when
         progress stopped; its gap says how good it is), ``"time_limit"`` or ``"failed"``.
     V : numpy.ndarray or None
-        ``U × n``: the best primal iterate.
+        ``U × n``: the best primal iterate (the least objective among the iterates that meet
+        every row to ``1e-9``); ``None`` if none did.
     objective : float
-        Its objective.
+        Its objective, in the units of ``cost`` (``inf`` without ``V``).
     bound : float
-        The best certified lower bound.
+        The best certified lower bound, in the same units.
     iterations : int
+        Newton steps taken (retried steps included).
     primal_residual : float
-        The largest violation of a privacy or coupling row by ``V``.
+        The largest violation of a privacy or coupling row by ``V`` (``inf`` without ``V``).
     seconds : float
+        Wall-clock duration of the run.
     message : str
+        Why the run stopped, for a stall on the gap, the time limit or a failure (``""``
+        otherwise).
     polished : bool
         Whether the bound comes from the per-column LP duals (a stalled run's finish).
     """
@@ -413,24 +422,30 @@ def solve_block_lp(
     tol: float = 1e-8,
     max_iterations: int = 150,
     deadline: Deadline | None = None,
-    on_iteration=None,
+    on_iteration: Callable[[int, float, float], object] | None = None,
 ) -> BlockSolution:
     """Solve a :class:`BlockLP` by the structured interior point.
 
     Parameters
     ----------
     lp : BlockLP
+        The LP.
     tol : float
-        Relative gap between the objective and the certified bound at which to stop.
+        Relative gap between the objective and the certified bound at which to stop
+        (:attr:`BlockSolution.gap`).
     max_iterations : int
+        Most Newton steps, ``≥ 0``.
     deadline : Deadline, optional
         Stops with ``"time_limit"`` when it passes.
     on_iteration : callable, optional
-        ``on_iteration(iteration, objective, bound)`` after each iteration.
+        ``on_iteration(iteration, objective, bound)`` after each iteration: the iteration's
+        index, the objective of its iterate and the best bound so far (unscaled); its return
+        value is ignored.
 
     Returns
     -------
     BlockSolution
+        The best primal iterate and the best bound; ``status`` says how the run ended.
     """
     start_time = time.perf_counter()
     deadline = deadline or Deadline()

@@ -29,9 +29,14 @@ The structure is the block-angular form of the papers' LPs: e.g. PD-DP, Wang, Yi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "ArrowColumns",
@@ -101,6 +106,13 @@ class ColumnKernel:
         Returns
         -------
         ColumnFactor
+            The factorisation of every column, for :meth:`ColumnFactor.solve` and
+            :meth:`ColumnFactor.coupled_block`.
+
+        Raises
+        ------
+        SingularBlock
+            If a column's matrix cannot be factorised even after regularisation.
         """
         raise NotImplementedError
 
@@ -125,10 +137,13 @@ class ColumnKernel:
         Parameters
         ----------
         n_columns : int
+            ``U``: the number of columns factorised together.
 
         Returns
         -------
         float
+            An estimate of the bytes of the float64 arrays :meth:`factor` holds for
+            ``n_columns`` columns.
         """
         raise NotImplementedError
 
@@ -176,13 +191,16 @@ class DenseColumns(ColumnKernel):
     Parameters
     ----------
     n_vars : int
+        ``n``: the variables of a column.
     left, right : numpy.ndarray of int
-        ``a_k`` and ``b_k``.
+        ``a_k`` and ``b_k``, in ``0 … n − 1``: ``m`` of each, one per row.
     alpha, beta : numpy.ndarray
-        Positive coefficients.
+        Positive coefficients, ``m`` of each.
     """
 
-    def __init__(self, n_vars: int, left, right, alpha, beta):
+    def __init__(
+        self, n_vars: int, left: ArrayLike, right: ArrayLike, alpha: ArrayLike, beta: ArrayLike
+    ) -> None:
         self.n_vars = int(n_vars)
         left = np.asarray(left, dtype=np.int64)
         right = np.asarray(right, dtype=np.int64)
@@ -220,18 +238,82 @@ class DenseColumns(ColumnKernel):
         self._diag_positions = np.arange(n) * (n + 1)
 
     def apply(self, V: np.ndarray) -> np.ndarray:
+        """``G v_u`` for every column, by one sparse product.
+
+        Parameters
+        ----------
+        V : numpy.ndarray
+            ``U × n`` (see :meth:`ColumnKernel.apply`).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × m``.
+        """
         return np.asarray(self.G @ V.T).T
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
+        """``Gᵀ z_u`` for every column, by one sparse product.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            ``U × m`` (see :meth:`ColumnKernel.apply_t`).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × n``.
+        """
         return np.asarray(self.GT @ Z.T).T
 
     def column_rows(self) -> tuple[sp.csr_matrix, None]:
+        """``G`` itself: no auxiliary variables.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+            ``m × n``: the rows ``≤ 0`` (see :meth:`ColumnKernel.column_rows`).
+        None
+            No equality rows.
+        """
         return self.G, None
 
     def dense_bytes(self, n_columns: int) -> float:
+        """Two dense ``n × n`` arrays per column (the normal matrix and its inverse).
+
+        Parameters
+        ----------
+        n_columns : int
+            ``U``: the number of columns factorised together.
+
+        Returns
+        -------
+        float
+            The estimate in bytes (see :meth:`ColumnKernel.dense_bytes`).
+        """
         return 2.0 * 8.0 * n_columns * self.n_vars**2
 
     def factor(self, D: np.ndarray, E: np.ndarray) -> _DenseFactor:
+        """Forms every ``H_u`` densely and inverts it by Cholesky: ``O(n³)`` per column.
+
+        Parameters
+        ----------
+        D : numpy.ndarray
+            ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
+        E : numpy.ndarray
+            ``U × n``: positive diagonal terms.
+
+        Returns
+        -------
+        ColumnFactor
+            The inverses ``H_u⁻¹``, ``U × n × n``.
+
+        Raises
+        ------
+        SingularBlock
+            If a column's ``H_u`` is not positive definite even after a diagonal shift.
+        """
         U, n = E.shape
         H = np.zeros((U, n * n))
         off = np.asarray(D @ self._off)  # U × (number of neighbour pairs)
@@ -294,8 +376,9 @@ class DiagonalPlusLowRank(ColumnKernel):
     Parameters
     ----------
     n_vars : int
+        ``n``: the variables of a column.
     a_index : numpy.ndarray of int
-        The variable of row ``i``'s nonzero of ``A`` (``-1``: none).
+        The variable of row ``i``'s nonzero of ``A`` (``-1``: none); ``m`` entries.
     a_value : numpy.ndarray
         Its value.
     L : numpy.ndarray
@@ -304,7 +387,9 @@ class DiagonalPlusLowRank(ColumnKernel):
         ``n × k``.
     """
 
-    def __init__(self, n_vars: int, a_index, a_value, L, R):
+    def __init__(
+        self, n_vars: int, a_index: ArrayLike, a_value: ArrayLike, L: ArrayLike, R: ArrayLike
+    ) -> None:
         self.n_vars = int(n_vars)
         self.a_index = np.asarray(a_index, dtype=np.int64)
         self.a_value = np.asarray(a_value, dtype=float)
@@ -322,12 +407,45 @@ class DiagonalPlusLowRank(ColumnKernel):
         )
 
     def apply(self, V: np.ndarray) -> np.ndarray:
+        """``A v_u + L (Rᵀ v_u)``: one sparse product and two thin dense ones.
+
+        Parameters
+        ----------
+        V : numpy.ndarray
+            ``U × n`` (see :meth:`ColumnKernel.apply`).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × m``.
+        """
         return np.asarray(self.A @ V.T).T + (V @ self.R) @ self.L.T
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
+        """``Aᵀ z_u + R (Lᵀ z_u)``: one sparse product and two thin dense ones.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            ``U × m`` (see :meth:`ColumnKernel.apply_t`).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × n``.
+        """
         return np.asarray(self.AT @ Z.T).T + (Z @ self.L) @ self.R.T
 
     def column_rows(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """``k`` auxiliaries ``t = Rᵀv``: the rows ``A v + L t ≤ 0`` and ``Rᵀv − t = 0``.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+            ``m × (n + k)``: ``[A, L]`` (see :meth:`ColumnKernel.column_rows`).
+        scipy.sparse.csr_matrix
+            ``k × (n + k)``: ``[Rᵀ, −I]``.
+        """
         # G v = A v + L (Rᵀ v): auxiliaries t = Rᵀ v, rows A v + L t ≤ 0, Rᵀ v − t = 0
         k = self.L.shape[1]
         upper = sp.hstack([self.A, sp.csr_matrix(self.L)]).tocsr()
@@ -335,10 +453,42 @@ class DiagonalPlusLowRank(ColumnKernel):
         return upper, equal
 
     def dense_bytes(self, n_columns: int) -> float:
+        """``n (2k + 2)`` floats per column (mostly ``Λ⁻¹Y``, ``n × 2k``).
+
+        Parameters
+        ----------
+        n_columns : int
+            ``U``: the number of columns factorised together.
+
+        Returns
+        -------
+        float
+            The estimate in bytes (see :meth:`ColumnKernel.dense_bytes`).
+        """
         k = self.L.shape[1]
         return 8.0 * n_columns * self.n_vars * (2 * k + 2)
 
     def factor(self, D: np.ndarray, E: np.ndarray) -> _LowRankFactor:
+        """Woodbury on ``H_u = Λ_u + Y_u M_u Y_uᵀ``: ``O(n k²)`` per column.
+
+        Parameters
+        ----------
+        D : numpy.ndarray
+            ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
+        E : numpy.ndarray
+            ``U × n``: positive diagonal terms.
+
+        Returns
+        -------
+        ColumnFactor
+            ``Λ_u``, ``Λ_u⁻¹Y_u`` (``n × 2k``) and the inverse ``2k × 2k`` capacitance matrix
+            of every column.
+
+        Raises
+        ------
+        SingularBlock
+            If a column's capacitance matrix is singular.
+        """
         # H = AᵀDA + E + AᵀDL Rᵀ + R LᵀDA + R (LᵀDL) Rᵀ = Λ + Y M Yᵀ with
         # Λ = AᵀDA + E (diagonal: one nonzero per row of A), Y = [R, AᵀDL],
         # M = [[LᵀDL, I], [I, 0]], M⁻¹ = [[0, I], [I, −LᵀDL]]
@@ -406,12 +556,17 @@ class ArrowColumns(ColumnKernel):
     n_entries : int
         Mechanism entries per column (the auxiliary variable is ``v[n_entries]``).
     entry : numpy.ndarray of int
-        ``x_i``.
+        ``x_i``, in ``0 … n_entries − 1``, each at most twice; ``m`` entries, one per row.
     a, l : numpy.ndarray
-        The coefficients.
+        The coefficients ``a_i`` and ``l_i``, ``m`` of each.
+
+    Raises
+    ------
+    ValueError
+        If an entry has more than two rows.
     """
 
-    def __init__(self, n_entries: int, entry, a, l):
+    def __init__(self, n_entries: int, entry: ArrayLike, a: ArrayLike, l: ArrayLike) -> None:
         self.S = int(n_entries)
         self.n_vars = self.S + 1
         self.entry = np.asarray(entry, dtype=np.int64)
@@ -439,21 +594,80 @@ class ArrowColumns(ColumnKernel):
         )
 
     def apply(self, V: np.ndarray) -> np.ndarray:
+        """``a_i v_u[x_i] + l_i v_u[aux]`` for every row ``i`` and column ``u``.
+
+        Parameters
+        ----------
+        V : numpy.ndarray
+            ``U × n`` (see :meth:`ColumnKernel.apply`).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × m``.
+        """
         return np.asarray(self.A @ V[:, : self.S].T).T + V[:, self.S : self.S + 1] * self.l
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
+        """``Aᵀ z_u`` on the entries and ``lᵀ z_u`` on the auxiliary variable.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            ``U × m`` (see :meth:`ColumnKernel.apply_t`).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``U × n``.
+        """
         out = np.empty((Z.shape[0], self.n_vars))
         out[:, : self.S] = np.asarray(self.AT @ Z.T).T
         out[:, self.S] = Z @ self.l
         return out
 
     def column_rows(self) -> tuple[sp.csr_matrix, None]:
+        """``[A, l]``: the auxiliary is the column's last variable, so no equality rows.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+            ``m × n`` (see :meth:`ColumnKernel.column_rows`).
+        None
+            No equality rows.
+        """
         return sp.hstack([self.A, sp.csr_matrix(self.l[:, None])]).tocsr(), None
 
     def dense_bytes(self, n_columns: int) -> float:
+        """Four floats per variable and column.
+
+        Parameters
+        ----------
+        n_columns : int
+            ``U``: the number of columns factorised together.
+
+        Returns
+        -------
+        float
+            The estimate in bytes (see :meth:`ColumnKernel.dense_bytes`).
+        """
         return 8.0 * n_columns * self.n_vars * 4
 
     def factor(self, D: np.ndarray, E: np.ndarray) -> _ArrowFactor:
+        """Eliminates the auxiliary: ``H_u⁻¹`` is a diagonal plus a rank-one term, ``O(n)``.
+
+        Parameters
+        ----------
+        D : numpy.ndarray
+            ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
+        E : numpy.ndarray
+            ``U × n``: positive diagonal terms.
+
+        Returns
+        -------
+        ColumnFactor
+            Each ``H_u⁻¹`` as a diagonal plus a rank-one term (``2n − 1`` numbers per column).
+        """
         S = self.S
         ES, ea = E[:, :S], E[:, S]
         lam = np.asarray((D * self.a**2) @ self._sum.T) + ES  # U × S

@@ -28,10 +28,15 @@ maximal_leakage        ``W[x,u] ≤ t_u`` and the coupling row ``Σ_u t_u ≤ r`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from privopt.methods.block_ipm.interior_point import BlockLP
 from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.request import DesignRequest
 
 __all__ = ["PROGRAMS", "block_program"]
 
@@ -127,7 +132,7 @@ PROGRAMS = {
 }
 
 
-def block_program(request, eps: float) -> tuple[BlockLP, np.ndarray]:
+def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarray]:
     """The block-angular LP of ``request`` at level ``eps``.
 
     Parameters

@@ -3,18 +3,23 @@
 An encoding writes the notion's constraints at level ε on the mechanism entries ``W[i,u]``
 (rows of the prior's support), for the full LP and for the translation-reduced LP in
 ``f(z) = W[x, x+z]``, and measures the level of a reduced answer from ``f`` alone. A new
-linear notion with a sparse-LP path is one more class here, registered with :func:`encoding`.
+linear notion with a sparse-LP path is one more class here, registered with
+:func:`register_encoding`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privopt.methods.sparse_lp.assembly import RowBuilder
 from privopt.methods.sparse_lp.translation import Translations
 from privopt.model import NeighborRelation
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.request import DesignRequest
 
 __all__ = ["ENCODINGS", "register_encoding", "FullLP", "ReducedLP", "Encoding"]
 
@@ -36,6 +41,10 @@ class FullLP:
     complete : bool
         Whether the relation is every pair of the support (written with one auxiliary
         variable per column instead of the pair list).
+    epsilon : float or None
+        The level ε asked (nats); it may exceed ``ln ratio`` when the notion's largest
+        written level capped the ratio. Metric privacy writes its exponents ``ε·d`` from it
+        (``None``: from ``ln ratio``).
     """
 
     p: np.ndarray
@@ -56,13 +65,36 @@ class FullLP:
         return np.arange(self.n_w).reshape(self.p.size, self.n_outputs)
 
     def aux(self) -> np.ndarray:
-        """Column indices of one auxiliary variable per output (after the ``W`` block)."""
+        """Column indices of one auxiliary variable per output (after the ``W`` block).
+
+        Returns
+        -------
+        numpy.ndarray of int
+            ``U`` column indices ``S·U, …, S·U + U − 1``, one per output ``u``.
+        """
         return self.n_w + np.arange(self.n_outputs)
 
 
 @dataclass
 class ReducedLP:
-    """What an encoding needs on the translation-reduced LP (variables ``f(z)``)."""
+    """What an encoding needs on the translation-reduced LP (variables ``f(z)``).
+
+    Attributes
+    ----------
+    group : Translations
+        The translations of the alphabet: ``f`` has ``N = group.size`` entries, at columns
+        ``0 … N − 1`` (auxiliary variables after them).
+    ratio : float
+        ``e^ε``.
+    relation : NeighborRelation or None
+        The neighbour relation on the whole alphabet (the prior is uniform), for pair
+        notions.
+    complete : bool
+        Whether the relation is every pair (kind ``"all"``).
+    col_lo, col_hi : numpy.ndarray
+        ``N`` bounds on ``f``, which an encoding may tighten in place (the caller starts them
+        at 0 and ``inf`` and caps the upper ones at 1).
+    """
 
     group: Translations
     ratio: float
@@ -75,28 +107,102 @@ class ReducedLP:
 class Encoding:
     """A notion's rows in the sparse LP (see the module docstring)."""
 
-    def relation(self, request) -> NeighborRelation | None:
-        """The neighbour relation the rows are written over (``None``: no pairs)."""
+    def relation(self, request: DesignRequest) -> NeighborRelation | None:
+        """The neighbour relation the rows are written over (``None``: no pairs).
+
+        Parameters
+        ----------
+        request : DesignRequest
+            A request of one of the encoding's notions.
+
+        Returns
+        -------
+        NeighborRelation or None
+            On the prior's secret indices (the caller re-indexes its pairs to the support);
+            ``None`` for a notion without pairs (this default).
+        """
         return None
 
     def n_aux(self, lp: FullLP) -> int:
-        """Auxiliary variables of the full LP (after the ``W`` block)."""
+        """Auxiliary variables of the full LP (after the ``W`` block).
+
+        Parameters
+        ----------
+        lp : FullLP
+            The full LP to be written.
+
+        Returns
+        -------
+        int
+            How many auxiliary columns :meth:`full` uses, ``≥ 0`` (this default: 0).
+        """
         return 0
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
-        """Add the notion's rows at level ε to the full LP."""
+        """Add the notion's rows at level ε to the full LP.
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far (the row sums); the notion's blocks are appended. Columns:
+            ``W[i,u]`` at ``lp.entries``, then the :meth:`n_aux` auxiliaries from ``lp.n_w``.
+        lp : FullLP
+            The prior, level and relation to write.
+        """
         raise NotImplementedError
 
     def n_aux_reduced(self, lp: ReducedLP) -> int:
-        """Auxiliary variables of the reduced LP."""
+        """Auxiliary variables of the reduced LP.
+
+        Parameters
+        ----------
+        lp : ReducedLP
+            The reduced LP to be written.
+
+        Returns
+        -------
+        int
+            How many auxiliary columns :meth:`reduced` uses (after the ``N`` entries of
+            ``f``), ``≥ 0`` (this default: 0).
+        """
         return 0
 
     def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
-        """Add the notion's rows (or column bounds) to the reduced LP."""
+        """Add the notion's rows (or column bounds) to the reduced LP.
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far (``Σ_z f(z) = 1``); the notion's blocks are appended.
+            Columns: ``f(z)`` at ``z = 0 … N − 1``, then the :meth:`n_aux_reduced`
+            auxiliaries.
+        lp : ReducedLP
+            The group, level and relation; ``lp.col_lo`` and ``lp.col_hi`` may be tightened in
+            place.
+        """
         raise NotImplementedError
 
-    def reduced_level(self, f: np.ndarray, group: Translations, relation, complete) -> float:
-        """The level of ``W[x,u] = f(u − x)`` under the uniform prior, from ``f`` alone."""
+    def reduced_level(
+        self, f: np.ndarray, group: Translations, relation: NeighborRelation | None, complete: bool
+    ) -> float:
+        """The level of ``W[x,u] = f(u − x)`` under the uniform prior, from ``f`` alone.
+
+        Parameters
+        ----------
+        f : numpy.ndarray
+            ``N``: the generating row, a pmf over the group (``N = group.size``).
+        group : Translations
+            The translations of the alphabet.
+        relation : NeighborRelation or None
+            The neighbour relation on the alphabet, for pair notions.
+        complete : bool
+            Whether ``relation`` is every pair.
+
+        Returns
+        -------
+        float
+            The notion's level in nats, ``≥ 0`` (``inf`` when unbounded).
+        """
         raise NotImplementedError
 
 
@@ -105,7 +211,25 @@ ENCODINGS: dict[str, Encoding] = {}
 
 
 def register_encoding(instance: Encoding, *notions: str) -> Encoding:
-    """Register ``instance`` as the encoding of the named notions."""
+    """Register ``instance`` as the encoding of the named notions.
+
+    Parameters
+    ----------
+    instance : Encoding
+        The encoding.
+    *notions : str
+        Notion names (the keys of :data:`ENCODINGS`).
+
+    Returns
+    -------
+    Encoding
+        ``instance`` itself.
+
+    Raises
+    ------
+    ValueError
+        If a notion has an encoding already (a programming error, raised at import).
+    """
     for name in notions:
         if name in ENCODINGS:
             raise ValueError(f"notion {name!r} has a sparse-LP encoding already")
@@ -122,22 +246,64 @@ class PairRatios(Encoding):
     ``s = p`` for identifiability): Wang, Ying & Zhang (2016), eq. (15) and the LP form of
     PD-I; Saeidian et al. (2023), Defs 14 and 16. Over all pairs, with one auxiliary
     ``lo_u`` per output: ``lo_u ≤ s(x) W[x,u] ≤ e^ε lo_u`` (``O(|X||U|)`` rows instead of
-    ``O(|X|²|U|)``)."""
+    ``O(|X|²|U|)``).
 
-    def __init__(self, scaled: bool = False, all_pairs: bool = False):
+    Parameters
+    ----------
+    scaled : bool
+        Scale each entry by its prior probability (``s = p``: identifiability, rows scaled
+        to a largest coefficient of 1); otherwise ``s = 1``.
+    all_pairs : bool
+        Every two inputs are neighbours (ldp), whatever the request's relation.
+    """
+
+    def __init__(self, scaled: bool = False, all_pairs: bool = False) -> None:
         self.scaled = scaled
         self.all_pairs = all_pairs
 
-    def relation(self, request) -> NeighborRelation | None:
+    def relation(self, request: DesignRequest) -> NeighborRelation | None:
+        """With ``all_pairs`` a pair-free marker of kind ``"all"``, else ``request.neighbors``.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            A request of one of the encoding's notions.
+
+        Returns
+        -------
+        NeighborRelation or None
+            See :meth:`Encoding.relation`.
+        """
         if self.all_pairs:  # every pair, held as a pair-free marker (auxiliary-variable form)
             empty = np.zeros(0, dtype=np.int64)
             return NeighborRelation(request.prior.n_secrets, empty, empty, "all")
         return request.neighbors
 
     def n_aux(self, lp: FullLP) -> int:
+        """``U`` (the column minima ``lo_u``) when the relation is complete, else 0.
+
+        Parameters
+        ----------
+        lp : FullLP
+            The LP to be written.
+
+        Returns
+        -------
+        int
+            The number of auxiliary columns (see :meth:`Encoding.n_aux`).
+        """
         return lp.n_outputs if lp.complete else 0
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        """Rows ``lo_u ≤ s(x) W[x,u] ≤ e^ε lo_u`` if ``lp.complete``, else one per pair and output.
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
+        lp : FullLP
+            The prior, level and relation to write.
+        """
         scaled = self.scaled
         S, U = lp.p.size, lp.n_outputs
         widx = lp.entries.ravel()
@@ -163,9 +329,30 @@ class PairRatios(Encoding):
         rows.block(n, [(np.arange(n), ca, va), (np.arange(n), cb, vb)], -np.inf, 0.0)
 
     def n_aux_reduced(self, lp: ReducedLP) -> int:
+        """1 (the minimum ``lo`` of ``f``) when the relation is complete, else 0.
+
+        Parameters
+        ----------
+        lp : ReducedLP
+            The LP to be written.
+
+        Returns
+        -------
+        int
+            The number of auxiliary columns (see :meth:`Encoding.n_aux_reduced`).
+        """
         return 1 if lp.complete else 0
 
     def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
+        """``lo ≤ f(z) ≤ e^ε lo`` if ``lp.complete``, else ``f(z) ≤ e^ε f(z − δ)`` per difference δ.
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far; the blocks are appended (see :meth:`Encoding.reduced`).
+        lp : ReducedLP
+            The group, level and relation; its column bounds may be tightened in place.
+        """
         N = lp.group.size
         z = np.arange(N)
         if lp.complete:  # lo ≤ f(z) ≤ e^ε lo: every column holds all values of f
@@ -182,7 +369,28 @@ class PairRatios(Encoding):
         shifted = lp.group.combine(zz, dd, -1)
         rows.block(n, [(np.arange(n), zz, 1.0), (np.arange(n), shifted, -lp.ratio)], -np.inf, 0.0)
 
-    def reduced_level(self, f, group, relation, complete) -> float:
+    def reduced_level(
+        self, f: np.ndarray, group: Translations, relation: NeighborRelation | None, complete: bool
+    ) -> float:
+        """Largest ``ln f(z) − ln f(z − δ)`` over the differences δ (complete: ``ln(max f/min f)``).
+
+        Parameters
+        ----------
+        f : numpy.ndarray
+            ``N``: the generating row (see :meth:`Encoding.reduced_level`).
+        group : Translations
+            The translations of the alphabet.
+        relation : NeighborRelation or None
+            The neighbour relation on the alphabet.
+        complete : bool
+            Whether ``relation`` is every pair.
+
+        Returns
+        -------
+        float
+            The level in nats, ``≥ 0``; ``inf`` when a zero of ``f`` faces a positive entry
+            (also when the relation is ``None``: then every pair counts).
+        """
         if complete or relation is None:
             return _ratio_level(f)
         N = group.size
@@ -205,15 +413,42 @@ register_encoding(PairRatios(scaled=True), "identifiability")
 class OutputLawRatios(Encoding):
     """``W[x,u] ≤ e^ε q_u`` (PML, Saeidian et al. 2023, Thm 1) and, for information privacy,
     also ``e^{−ε} q_u ≤ W[x,u]`` (Calmon & Fawaz 2012, Def. 6), with the output law
-    ``q_u = Σ_x p(x) W[x,u]`` as auxiliary variables."""
+    ``q_u = Σ_x p(x) W[x,u]`` as auxiliary variables.
 
-    def __init__(self, two_sided: bool = False):
+    Parameters
+    ----------
+    two_sided : bool
+        Also the lower rows (information privacy); otherwise the upper rows only (PML).
+    """
+
+    def __init__(self, two_sided: bool = False) -> None:
         self.two_sided = two_sided
 
     def n_aux(self, lp: FullLP) -> int:
+        """``U``: the output law ``q_u``.
+
+        Parameters
+        ----------
+        lp : FullLP
+            The LP to be written.
+
+        Returns
+        -------
+        int
+            The number of auxiliary columns (see :meth:`Encoding.n_aux`).
+        """
         return lp.n_outputs
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        """Rows ``q_u = Σ_x p(x) W[x,u]`` and the ratio rows against ``q_u``.
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
+        lp : FullLP
+            The prior, level and relation to write.
+        """
         S, U = lp.p.size, lp.n_outputs
         widx = lp.entries.ravel()
         u = np.arange(U)
@@ -227,12 +462,41 @@ class OutputLawRatios(Encoding):
             rows.block(S * U, [(every, widx, 1.0), (every, auxcol, -1.0 / lp.ratio)], 0.0, np.inf)
 
     def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
+        """No rows: as ``q_u = 1/N``, the bounds ``f ≤ e^ε/N`` (two-sided: also ``f ≥ e^{−ε}/N``).
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far; the blocks are appended (see :meth:`Encoding.reduced`).
+        lp : ReducedLP
+            The group, level and relation; its column bounds may be tightened in place.
+        """
         N = lp.group.size  # uniform prior: q_u = 1/N
         lp.col_hi[:] = lp.ratio / N
         if self.two_sided:
             lp.col_lo[:] = 1.0 / (lp.ratio * N)
 
-    def reduced_level(self, f, group, relation, complete) -> float:
+    def reduced_level(
+        self, f: np.ndarray, group: Translations, relation: NeighborRelation | None, complete: bool
+    ) -> float:
+        """``ln(N max f)`` clipped at 0, or (two-sided) ``max |ln(N f)|`` over the ``f > 0``.
+
+        Parameters
+        ----------
+        f : numpy.ndarray
+            ``N``: the generating row (see :meth:`Encoding.reduced_level`).
+        group : Translations
+            The translations of the alphabet.
+        relation : NeighborRelation or None
+            The neighbour relation on the alphabet.
+        complete : bool
+            Whether ``relation`` is every pair.
+
+        Returns
+        -------
+        float
+            The level in nats, ``≥ 0``.
+        """
         N = group.size
         if self.two_sided:
             return float(np.abs(np.log(N * f[f > 0])).max())
@@ -248,9 +512,30 @@ class ColumnMaxima(Encoding):
     eq. (1); Issa et al.)."""
 
     def n_aux(self, lp: FullLP) -> int:
+        """``U``: the column maxima ``t_u``.
+
+        Parameters
+        ----------
+        lp : FullLP
+            The LP to be written.
+
+        Returns
+        -------
+        int
+            The number of auxiliary columns (see :meth:`Encoding.n_aux`).
+        """
         return lp.n_outputs
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        """Rows ``W[x,u] ≤ t_u`` and ``Σ_u t_u ≤ e^ε``.
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
+        lp : FullLP
+            The prior, level and relation to write.
+        """
         S, U = lp.p.size, lp.n_outputs
         every = np.arange(S * U)
         auxcol = np.tile(lp.aux(), S)
@@ -258,9 +543,38 @@ class ColumnMaxima(Encoding):
         rows.block(1, [(np.zeros(U), lp.aux(), 1.0)], -np.inf, lp.ratio)
 
     def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
+        """No rows: the bounds ``f ≤ e^ε/N``, as ``Σ_u max_x W[x,u] = N max f``.
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far; the blocks are appended (see :meth:`Encoding.reduced`).
+        lp : ReducedLP
+            The group, level and relation; its column bounds may be tightened in place.
+        """
         lp.col_hi[:] = lp.ratio / lp.group.size  # N max f ≤ e^ε
 
-    def reduced_level(self, f, group, relation, complete) -> float:
+    def reduced_level(
+        self, f: np.ndarray, group: Translations, relation: NeighborRelation | None, complete: bool
+    ) -> float:
+        """``ln(N max f)`` clipped at 0.
+
+        Parameters
+        ----------
+        f : numpy.ndarray
+            ``N``: the generating row (see :meth:`Encoding.reduced_level`).
+        group : Translations
+            The translations of the alphabet.
+        relation : NeighborRelation or None
+            The neighbour relation on the alphabet.
+        complete : bool
+            Whether ``relation`` is every pair.
+
+        Returns
+        -------
+        float
+            The level in nats, ``≥ 0``.
+        """
         return float(max(np.log(group.size * f.max()), 0.0))
 
 
@@ -273,12 +587,33 @@ class MetricRatios(Encoding):
     with the pairs implied along geodesics left out, and those with ``ε·d > 20`` too (a
     relaxation: :data:`privopt.notions.metric_dp.RELAXED_EXPONENT`)."""
 
-    def relation(self, request) -> NeighborRelation | None:
+    def relation(self, request: DesignRequest) -> NeighborRelation | None:
+        """The metric's constraint pairs (or spanner edges) on the prior's support, with distances.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            A request of one of the encoding's notions.
+
+        Returns
+        -------
+        MetricPairs
+            In the prior's secret indices (see :meth:`Encoding.relation`).
+        """
         from privopt.notions.metric_dp import constraint_pairs
 
         return constraint_pairs(dict(request.options), request.prior.secret_support)
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
+        """Rows ``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` on the pairs with ``ε·d ≤ 20`` (ε: ``lp.epsilon``).
+
+        Parameters
+        ----------
+        rows : RowBuilder
+            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
+        lp : FullLP
+            The prior, level and relation to write.
+        """
         from privopt.notions.metric_dp import written
 
         pairs = lp.relation
