@@ -660,3 +660,23 @@ def test_nearby_warm_start_on_a_large_alphabet_takes_newton_on_the_old_support()
     q_cold, _, _, cold_method = newton.solve_slope(kernel, uniform, cols, target, 5_000, False)
     assert cold_method == "columns"
     assert abs(kernel.phi(q) - kernel.phi(q_cold)) <= 2 * target
+
+
+def test_translation_level_of_information_privacy_sees_a_zero_entry():
+    """Information privacy bounds ``p(u|x)`` below by ``e^{−ε} p(u)``, so a generating row
+    with a zero (an entry below the clean-up floor at a large ε on a large alphabet) has no
+    finite level; the reduced level once skipped the zeros and reported a finite one, which
+    the repair then trusted. The one-sided PML level ignores zeros, as it should."""
+    from privopt.methods.sparse_lp.encodings import OutputLawRatios
+    from privopt.methods.sparse_lp.translation import Translations
+
+    group = Translations(4, 1)
+    with_zero = np.array([0.5, 0.3, 0.2, 0.0])
+    assert OutputLawRatios(two_sided=True).reduced_level(with_zero, group, None, True) == np.inf
+    assert OutputLawRatios().reduced_level(with_zero, group, None, True) == pytest.approx(
+        np.log(4 * 0.5)
+    )
+    positive = np.array([0.4, 0.3, 0.2, 0.1])
+    assert OutputLawRatios(two_sided=True).reduced_level(
+        positive, group, None, True
+    ) == pytest.approx(max(abs(np.log(4 * positive))))

@@ -479,7 +479,8 @@ class OutputLawRatios(Encoding):
     def reduced_level(
         self, f: np.ndarray, group: Translations, relation: NeighborRelation | None, complete: bool
     ) -> float:
-        """``ln(N max f)`` clipped at 0, or (two-sided) ``max |ln(N f)|`` over the ``f > 0``.
+        """``ln(N max f)`` clipped at 0, or (two-sided) ``max |ln(N f)|`` (``inf`` when an
+        entry of ``f`` is 0: the lower ratio ``p(u|x) ≥ e^{−ε} p(u)`` fails at every ε).
 
         Parameters
         ----------
@@ -499,7 +500,9 @@ class OutputLawRatios(Encoding):
         """
         N = group.size
         if self.two_sided:
-            return float(np.abs(np.log(N * f[f > 0])).max())
+            if not (f > 0).all():  # p(u|x) = 0 < e^{−ε} p(u) = e^{−ε}/N: no finite level
+                return float("inf")
+            return float(np.abs(np.log(N * f)).max())
         return float(max(np.log(N * f.max()), 0.0))
 
 
