@@ -16,6 +16,7 @@ All in nats unless said otherwise.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
@@ -25,6 +26,9 @@ from privopt.errors import InputError
 from privopt.measures import _with_unit, pml_per_output
 from privopt.model import JointPrior, Mechanism
 from privopt.model._validate import as_positive_int
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "counting_query_prior",
@@ -64,6 +68,11 @@ def counting_query_prior(n: int, p: float) -> JointPrior:
     -------
     JointPrior
         ``p(s, y)``: ``2ⁿ`` secrets (labelled by their bits) × ``n + 1`` counts.
+
+    Raises
+    ------
+    InputError
+        If ``n`` is not an integer in ``1 … 16`` or ``p`` is not in ``(0, 1)``.
     """
     n = as_positive_int(n, "n", minimum=1)
     if n > MAX_COUNTING_ENTRIES:
@@ -93,18 +102,33 @@ def laplace_mutual_information(eps: float, k: int, n: int, nodes: int = 60) -> f
     Parameters
     ----------
     eps : float
-        ε > 0 (nats).
+        ε > 0 (nats), finite.
     k : int
-        Spacing of the support (``k`` divides ``n``).
+        Spacing of the support (``k`` divides ``n``), ``k ≥ 1``.
     n : int
-        The largest count.
+        The largest count, ``n ≥ 1``. The work grows like ``(n/k)²`` (tens of seconds at
+        ``n/k = 8000``).
     nodes : int
-        Quadrature nodes per piece (60 is converged to ~1e-10 for the paper's cases).
+        Quadrature nodes per piece (60 is converged to ~1e-10 for the paper's cases),
+        ``≥ 2``.
 
     Returns
     -------
     float
-        ``I(Y;U)`` in nats (``unit="bits"`` for bits, the paper's unit).
+        ``I(Y;U)`` in nats (``unit="bits"`` for bits, the paper's unit), in
+        ``[0, ln(n/k + 1)]`` up to the quadrature error.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If ε is not a finite number ``> 0`` (field ``epsilon``), ``k``, ``n`` or ``nodes``
+        is not an integer in range, ``k`` does not divide ``n``, or ``unit`` is neither
+        ``"nats"`` nor ``"bits"``.
     """
     eps = float(eps)
     if not (np.isfinite(eps) and eps > 0):
@@ -146,6 +170,11 @@ class LaplaceCounting:
     b : float
         Laplace scale (> 0); the mechanism is ``1/(nb)``-DP.
 
+    Raises
+    ------
+    InputError
+        If ``n`` is not an integer ``≥ 1`` or ``b`` is not a finite number ``> 0``.
+
     Examples
     --------
     >>> lap = LaplaceCounting(10, 0.5)
@@ -153,7 +182,7 @@ class LaplaceCounting:
     0.13569198
     """
 
-    def __init__(self, n: int, b: float):
+    def __init__(self, n: int, b: float) -> None:
         self.n = as_positive_int(n, "n", minimum=1)
         b = float(b)
         if not (np.isfinite(b) and b > 0):
@@ -165,18 +194,19 @@ class LaplaceCounting:
         """``1/(nb)``: the DP level (sensitivity ``1/n``, scale ``b``)."""
         return 1.0 / (self.n * self.b)
 
-    def density(self, y) -> np.ndarray:
+    def density(self, y: ArrayLike) -> np.ndarray:
         """``f(y | K = k) = e^{−|y − k/n|/b}/(2b)`` for ``k = 0 … n``.
 
         Parameters
         ----------
         y : array_like
-            Output values.
+            Output values: a number or a 1-D array of numbers.
 
         Returns
         -------
         numpy.ndarray
-            Shape ``(n + 1, len(y))``.
+            Shape ``(n + 1, len(y))`` (one column for a number); row ``k`` holds the densities
+            given ``K = k``, each in ``[0, 1/(2b)]``.
         """
         y = np.atleast_1d(np.asarray(y, dtype=float))
         centres = np.arange(self.n + 1) / self.n
@@ -187,7 +217,7 @@ class LaplaceCounting:
         w = stats.binom.pmf(np.arange(self.n), self.n - 1, p)
         return w @ rows[:-1], w @ rows[1:]
 
-    def entry_pml(self, p: float, y) -> np.ndarray:
+    def entry_pml(self, p: float, y: ArrayLike) -> np.ndarray:
         """Exact ``ℓ(D_i→y) = ln max_d f(y | f(D_i) = d) / f(y)`` at the points ``y``
         ([Saeidian-Rethinking] Def. 2.3 with densities, as in the proof of Prop. 4.6).
 
@@ -196,12 +226,19 @@ class LaplaceCounting:
         p : float
             ``P(f(D_i) = 1)`` in ``(0, 1)``.
         y : array_like
-            Output values.
+            Output values: a number or a 1-D array of numbers.
 
         Returns
         -------
         numpy.ndarray
-            ``ℓ(D_i→y)`` (nats) per point.
+            ``ℓ(D_i→y)`` (nats) per point: shape ``(len(y),)``, each between 0 and
+            :meth:`entry_pml_sup`; nan where every density underflows to 0 (``y`` more than
+            about ``745 b`` outside ``[0, 1]``).
+
+        Raises
+        ------
+        InputError
+            If ``p`` is not in ``(0, 1)``.
         """
         p = _probability(p)
         f0, f1 = self._entry_mixtures(p, self.density(y))
@@ -220,7 +257,12 @@ class LaplaceCounting:
         Returns
         -------
         float
-            The supremum (nats).
+            The supremum (nats), in ``[0, 1/(nb)]``.
+
+        Raises
+        ------
+        InputError
+            If ``p`` is not in ``(0, 1)``.
         """
         return cf.laplace_counting_pml_sup(self.n, self.b, _probability(p))
 
@@ -236,7 +278,12 @@ class LaplaceCounting:
         Returns
         -------
         float
-            The bound (nats).
+            The bound (nats), in ``(0, 1/(nb)]`` (``1/(nb)`` at ``c = 0``).
+
+        Raises
+        ------
+        InputError
+            If ``c`` is not in ``[0, 1/2)``.
         """
         c = _probability(c, "c", open_interval=False)
         if c >= 0.5:
@@ -249,7 +296,7 @@ class LaplaceCounting:
             raise InputError("must be a strictly increasing list of finite cut points", "edges")
         return e
 
-    def count_mechanism(self, edges) -> Mechanism:
+    def count_mechanism(self, edges: ArrayLike) -> Mechanism:
         """The mechanism binned at ``edges``: rows the counts ``K = 0 … n``, outputs the
         intervals ``(−∞, e₁], (e₁, e₂], …, (e_L, ∞)``; entries are exact Laplace CDF
         differences (a post-processing of the continuous mechanism, so every PML of it is
@@ -258,12 +305,20 @@ class LaplaceCounting:
         Parameters
         ----------
         edges : array_like
-            Strictly increasing cut points.
+            Strictly increasing cut points: 1-D, finite, at least one (``L`` of them).
 
         Returns
         -------
         Mechanism
-            ``(n + 1) × (L + 1)``.
+            ``(n + 1) × (L + 1)``, row-stochastic; inputs labelled ``"0" … "n"``, outputs by
+            their intervals (cut points printed to 4 significant digits).
+
+        Raises
+        ------
+        InputError
+            If ``edges`` is not a non-empty, strictly increasing 1-D list of finite numbers,
+            or two intervals print alike (cut points equal to 4 significant digits; field
+            ``mechanism.outputs``).
         """
         e = self._edges(edges)
         centres = np.arange(self.n + 1) / self.n
@@ -281,7 +336,7 @@ class LaplaceCounting:
         ]
         return Mechanism(probs, [str(k) for k in range(rows)], labels)
 
-    def database_mechanism(self, edges) -> Mechanism:
+    def database_mechanism(self, edges: ArrayLike) -> Mechanism:
         """:meth:`count_mechanism` on the ``2ⁿ`` binary databases (``f`` the identity),
         in lexicographic order: usable with a ``DatabasePrior(2, n, …)`` and
         :func:`privopt.disclosure.entry_pml_per_output`.
@@ -289,12 +344,19 @@ class LaplaceCounting:
         Parameters
         ----------
         edges : array_like
-            Strictly increasing cut points.
+            Strictly increasing cut points, as for :meth:`count_mechanism`.
 
         Returns
         -------
         Mechanism
-            ``2ⁿ × (L + 1)``.
+            ``2ⁿ × (L + 1)``, row-stochastic; rows unlabelled, outputs labelled as in
+            :meth:`count_mechanism`.
+
+        Raises
+        ------
+        InputError
+            If ``n`` exceeds :data:`MAX_COUNTING_ENTRIES` or ``edges`` is refused by
+            :meth:`count_mechanism`.
         """
         if self.n > MAX_COUNTING_ENTRIES:
             raise InputError(f"at most {MAX_COUNTING_ENTRIES} entries (2^n databases)", "n")
@@ -302,7 +364,7 @@ class LaplaceCounting:
         base = self.count_mechanism(edges)
         return Mechanism(base.matrix[counts], None, base.output_labels)
 
-    def binned_entry_pml(self, p: float, edges) -> np.ndarray:
+    def binned_entry_pml(self, p: float, edges: ArrayLike) -> np.ndarray:
         """``ℓ(D_i→bin)`` of :meth:`count_mechanism` for i.i.d. entries with
         ``P(f(D_i) = 1) = p`` (exact for the binned mechanism).
 
@@ -311,12 +373,18 @@ class LaplaceCounting:
         p : float
             In ``(0, 1)``.
         edges : array_like
-            Strictly increasing cut points.
+            Strictly increasing cut points, as for :meth:`count_mechanism`.
 
         Returns
         -------
         numpy.ndarray
-            Per bin (nats).
+            Per bin (nats): shape ``(L + 1,)``, each between 0 and :meth:`entry_pml_sup`
+            (0 for a bin of probability 0).
+
+        Raises
+        ------
+        InputError
+            If ``p`` is not in ``(0, 1)`` or ``edges`` is refused by :meth:`count_mechanism`.
         """
         p = _probability(p)
         f0, f1 = self._entry_mixtures(p, self.count_mechanism(edges).matrix)

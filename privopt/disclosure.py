@@ -21,12 +21,20 @@ All in nats.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _Setting, _with_unit, leakage_capacity, pml_level
 from privopt.model import DatabasePrior, as_matrix, as_prior
 from privopt.model._validate import as_pmf
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Mechanism
+    from privopt.model.types import PriorLike
 
 __all__ = [
     "min_entropy",
@@ -51,39 +59,64 @@ DISCLOSURE_TOLERANCE = 1e-12
 
 
 @_with_unit
-def min_entropy(probs) -> float:
+def min_entropy(probs: PriorLike) -> float:
     """Min-entropy ``H_∞(P) = −ln max_x p(x)`` ([Saeidian-Rethinking] Def. 2.1).
 
     Parameters
     ----------
     probs : array_like or Prior
-        A pmf (or a prior: its secret's pmf).
+        A pmf (or a prior: its secret's pmf). A pmf is 1-D, finite, non-negative and sums
+        to 1 within 1e-9; a :class:`~privopt.model.Prior`, ``JointPrior`` or ``DatabasePrior``
+        gives its ``secret_probs``.
 
     Returns
     -------
     float
-        ``H_∞`` (nats; ``unit="bits"`` for bits); 0 for a point mass.
+        ``H_∞`` (nats; ``unit="bits"`` for bits); 0 for a point mass. In ``[0, ln |X|]``,
+        ``|X|`` the length of the pmf.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If ``probs`` is not a pmf (field ``probs``) or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     if hasattr(probs, "secret_probs"):
         probs = probs.secret_probs
     return float(-np.log(as_pmf(probs, "probs").max()))
 
 
-def attribute_kernel(attribute, n_secrets: int) -> np.ndarray:
+def attribute_kernel(attribute: ArrayLike, n_secrets: int) -> np.ndarray:
     """``P_{U|X}`` from a kernel (``|X| × |U|``) or a vector of ``|X|`` integer labels
     (a deterministic attribute ``U = f(X)``, labels ``0 … |U|−1``).
 
     Parameters
     ----------
     attribute : array_like
-        The kernel or the labels.
+        The kernel or the labels. A kernel is a 2-D ``|X| × |U|`` array, finite,
+        non-negative, rows summing to 1 within 1e-9; labels are a 1-D integer array of length
+        ``|X|`` with entries ``≥ 0``.
     n_secrets : int
         ``|X|``.
 
     Returns
     -------
     numpy.ndarray
-        The row-stochastic kernel.
+        The row-stochastic kernel, shape ``(|X|, |U|)``: the given kernel, or for labels the
+        0/1 indicator matrix with ``|U| = max label + 1`` columns (a label that never occurs
+        gives an all-zero column).
+
+    Raises
+    ------
+    InputError
+        If a 1-D ``attribute`` is not ``|X|`` integers ``≥ 0`` or a kernel has not ``|X|``
+        rows (field ``attribute``), or a kernel is not row-stochastic (reported under the
+        field ``mechanism``).
     """
     arr = np.asarray(attribute)
     if arr.ndim == 1:
@@ -103,7 +136,9 @@ def attribute_kernel(attribute, n_secrets: int) -> np.ndarray:
     return kernel
 
 
-def attribute_posteriors(prior, mechanism, attribute) -> np.ndarray:
+def attribute_posteriors(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, attribute: ArrayLike
+) -> np.ndarray:
     """``Q_{U|Y=y} = P_{U|X} ∘ Q_{X|Y=y}`` for every output ([Saeidian-Rethinking] Section 3.2).
 
     Parameters
@@ -111,14 +146,22 @@ def attribute_posteriors(prior, mechanism, attribute) -> np.ndarray:
     prior : Prior, JointPrior, DatabasePrior or array_like
         The adversary's prior ``Q_X`` (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
-        ``P_{Y|X}``.
+        ``P_{Y|X}``: row-stochastic, one row per input of the prior, one column per output.
     attribute : array_like
         ``P_{U|X}`` or integer labels (see :func:`attribute_kernel`).
 
     Returns
     -------
     numpy.ndarray
-        ``|Y| × |U|``; rows of outputs with ``Q_Y(y) = 0`` are nan.
+        ``|Y| × |U|``; rows of outputs with ``Q_Y(y) = 0`` are nan. Every other row is the
+        pmf ``Q_{U|Y=y}``.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or the attribute is neither ``|X|`` integer labels ``≥ 0`` nor a
+        row-stochastic matrix with ``|X|`` rows.
     """
     st = _Setting(prior, mechanism)
     kernel = attribute_kernel(attribute, st.p.size)[st.s_mask]
@@ -128,7 +171,9 @@ def attribute_posteriors(prior, mechanism, attribute) -> np.ndarray:
 
 
 @_with_unit
-def remaining_uncertainty(prior, mechanism, attribute) -> float:
+def remaining_uncertainty(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, attribute: ArrayLike
+) -> float:
     """``inf_y H_∞(Q_{U|Y=y})`` over the outputs ``y`` the adversary can see
     ([Saeidian-Rethinking] Def. 3.3; a minimum for finite ``Y``).
 
@@ -137,20 +182,40 @@ def remaining_uncertainty(prior, mechanism, attribute) -> float:
     prior : Prior, JointPrior, DatabasePrior or array_like
         The adversary's prior ``Q_X``.
     mechanism : Mechanism or array_like
+        Row-stochastic ``P_{Y|X}``, ``W[x, y] = p(y|x)``: one row per input of the prior, one
+        column per output ``y``.
     attribute : array_like
         ``P_{U|X}`` or integer labels.
 
     Returns
     -------
     float
-        The least remaining min-entropy (nats).
+        The least remaining min-entropy (nats), in ``[0, ln |U|]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, the attribute is neither ``|X|`` integer labels ``≥ 0`` nor a
+        row-stochastic matrix with ``|X|`` rows, or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     post = attribute_posteriors(prior, mechanism, attribute)
     post = post[~np.isnan(post[:, 0])]
     return float(max(-np.log(post.max(axis=1).max()), 0.0))
 
 
-def discloses(prior, mechanism, attribute, tol: float = DISCLOSURE_TOLERANCE) -> bool:
+def discloses(
+    prior: PriorLike,
+    mechanism: Mechanism | ArrayLike,
+    attribute: ArrayLike,
+    tol: float = DISCLOSURE_TOLERANCE,
+) -> bool:
     """Whether ``P_{Y|X}`` discloses ``U`` to the adversary ``Q_X`` ([Saeidian-Rethinking]
     Def. 3.3): some output leaves ``H_∞(Q_{U|Y=y}) = 0`` (within ``tol``).
 
@@ -161,55 +226,92 @@ def discloses(prior, mechanism, attribute, tol: float = DISCLOSURE_TOLERANCE) ->
     prior : Prior, JointPrior, DatabasePrior or array_like
         ``Q_X``.
     mechanism : Mechanism or array_like
+        Row-stochastic ``P_{Y|X}``, ``W[x, y] = p(y|x)``: one row per input of the prior, one
+        column per output ``y``.
     attribute : array_like
         ``P_{U|X}`` or integer labels.
     tol : float
-        ``H_∞`` at or below ``tol`` counts as 0.
+        ``H_∞`` at or below ``tol`` counts as 0 (nats; default
+        :data:`DISCLOSURE_TOLERANCE`, 1e-12).
 
     Returns
     -------
     bool
+        True when :func:`remaining_uncertainty` is at most ``tol``.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or the attribute is neither ``|X|`` integer labels ``≥ 0`` nor a
+        row-stochastic matrix with ``|X|`` rows.
     """
     return remaining_uncertainty(prior, mechanism, attribute) <= tol
 
 
-def singles_out(prior, mechanism, tol: float = DISCLOSURE_TOLERANCE) -> bool:
+def singles_out(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, tol: float = DISCLOSURE_TOLERANCE
+) -> bool:
     """Whether ``P_{Y|X}`` singles out the value of ``X``: ``inf_y H_∞(P_{X|Y=y}) = 0``
     ([Saeidian-Rethinking] Def. 3.9; disclosure of the attribute ``U = X``).
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The adversary's prior; a plain pmf (1-D, non-negative, summing to 1) is read as a
+        single secret.
     mechanism : Mechanism or array_like
+        Row-stochastic ``P_{Y|X}``, ``W[x, y] = p(y|x)``: one row per input of the prior, one
+        column per output ``y``.
     tol : float
-        ``H_∞`` at or below ``tol`` counts as 0.
+        ``H_∞`` at or below ``tol`` counts as 0 (nats; default 1e-12).
 
     Returns
     -------
     bool
+        True when some output of positive probability leaves ``H_∞(P_{X|Y=y}) ≤ tol``.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, or the mechanism does not have one row
+        per input of the prior.
     """
     n = as_prior(prior).n_secrets
     return discloses(prior, mechanism, np.arange(n), tol)
 
 
 @_with_unit
-def singling_out_threshold(prior) -> float:
+def singling_out_threshold(prior: PriorLike) -> float:
     """``H_∞(P_X)``: an (ε, P_X)-PML mechanism with ``ε < H_∞(P_X)`` never singles out ``X``
     ([Saeidian-Rethinking] Corollary 3.10).
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior ``P_X``; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
 
     Returns
     -------
     float
-        ``H_∞(P_X)`` (nats).
+        ``H_∞(P_X)`` (nats), in ``[0, ln |X|]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior is malformed or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     return min_entropy(as_prior(prior).secret_probs)
 
 
-def pml_prevents_disclosure(prior, mechanism, attribute) -> bool:
+def pml_prevents_disclosure(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, attribute: ArrayLike
+) -> bool:
     """Theorem 3.5 of [Saeidian-Rethinking]: if the mechanism is (ε, P_X)-PML and
     ``H_∞(P_U) > ε``, it discloses ``U`` to no adversary with the support of ``P_X``.
 
@@ -221,19 +323,34 @@ def pml_prevents_disclosure(prior, mechanism, attribute) -> bool:
     prior : Prior, JointPrior, DatabasePrior or array_like
         The true prior ``P_X``.
     mechanism : Mechanism or array_like
+        Row-stochastic ``P_{Y|X}``, ``W[x, y] = p(y|x)``: one row per input of the prior, one
+        column per output ``y``.
     attribute : array_like
         ``P_{U|X}`` or integer labels.
 
     Returns
     -------
     bool
+        True when the PML level of the mechanism under ``P_X`` is below ``H_∞(P_U)``.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, or the attribute is neither ``|X|`` integer labels ``≥ 0`` nor a
+        row-stochastic matrix with ``|X|`` rows.
     """
     prior = as_prior(prior)
     p_u = prior.secret_probs @ attribute_kernel(attribute, prior.n_secrets)
     return pml_level(prior, mechanism) < min_entropy(p_u)
 
 
-def lower_entropy_disclosed_attribute(prior, mechanism, attribute, lam: float | None = None):
+def lower_entropy_disclosed_attribute(
+    prior: PriorLike,
+    mechanism: Mechanism | ArrayLike,
+    attribute: ArrayLike,
+    lam: float | None = None,
+) -> np.ndarray:
     """Prop. 3.6 of [Saeidian-Rethinking]: from a disclosed attribute ``U``, an attribute
     ``W`` with ``H_∞(P_W) < H_∞(P_U)`` that is disclosed too (proof in its App. A.3).
 
@@ -246,6 +363,8 @@ def lower_entropy_disclosed_attribute(prior, mechanism, attribute, lam: float | 
     prior : Prior, JointPrior, DatabasePrior or array_like
         ``P_X``.
     mechanism : Mechanism or array_like
+        Row-stochastic ``P_{Y|X}``, ``W[x, y] = p(y|x)``: one row per input of the prior, one
+        column per output ``y``.
     attribute : array_like
         ``P_{U|X}`` or integer labels of a disclosed attribute.
     lam : float, optional
@@ -254,12 +373,15 @@ def lower_entropy_disclosed_attribute(prior, mechanism, attribute, lam: float | 
     Returns
     -------
     numpy.ndarray
-        ``P_{W|X} = P_{U|X} P_{W|U}``.
+        ``P_{W|X} = P_{U|X} P_{W|U}``, row-stochastic, shape ``(|X|, |U|)`` (``W`` takes the
+        values of ``U``).
 
     Raises
     ------
     InputError
-        If ``U`` is not disclosed, or λ is not above the threshold.
+        If ``U`` is not disclosed, or λ is not above the threshold (strictly between it and
+        1), or the prior, the mechanism or the attribute is malformed (see
+        :func:`attribute_posteriors`).
     """
     prior = as_prior(prior)
     kernel = attribute_kernel(attribute, prior.n_secrets)
@@ -285,7 +407,9 @@ def lower_entropy_disclosed_attribute(prior, mechanism, attribute, lam: float | 
 
 
 @_with_unit
-def absolute_disclosure_bound(mechanism, adversary_prior) -> float:
+def absolute_disclosure_bound(
+    mechanism: Mechanism | ArrayLike, adversary_prior: ArrayLike
+) -> float:
     """Theorem 3.7 of [Saeidian-Rethinking]: with finite leakage capacity ``C``, every
     non-constant deterministic attribute ``V`` keeps, for the adversary ``Q_X`` and every
     output, ``H_∞(Q_{V|Y=y}) ≥ ln(1 + q_min/(1 − q_min) · e^{−C})``.
@@ -293,13 +417,27 @@ def absolute_disclosure_bound(mechanism, adversary_prior) -> float:
     Parameters
     ----------
     mechanism : Mechanism or array_like
+        Row-stochastic ``P_{Y|X}``; ``C`` is its leakage capacity
+        (:func:`privopt.measures.leakage_capacity`, prior-free).
     adversary_prior : array_like
-        ``Q_X`` with full support.
+        ``Q_X`` with full support: a pmf (1-D, summing to 1) with every entry ``> 0``. Only
+        its least entry ``q_min`` enters the bound.
 
     Returns
     -------
     float
-        The bound (0 when ``C = ∞``).
+        The bound (0 when ``C = ∞``), in nats, in ``[0, ln 1/(1 − q_min)]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If ``adversary_prior`` is not a pmf or has a zero entry, the mechanism is not
+        row-stochastic, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     q = as_pmf(adversary_prior, "adversary_prior")
     q_min = float(q.min())
@@ -310,7 +448,7 @@ def absolute_disclosure_bound(mechanism, adversary_prior) -> float:
 
 
 @_with_unit
-def disclosure_threshold(prior) -> float:
+def disclosure_threshold(prior: PriorLike) -> float:
     """``ln 1/(1 − p_min)`` ([Saeidian-Rethinking] Prop. 3.8): below it, (ε, P_X)-PML implies
     finite leakage capacity (hence no disclosure at all, Theorem 3.7); from it on, some
     (ε, P_X)-PML mechanism discloses an attribute (:func:`minimal_disclosure_mechanism`).
@@ -318,17 +456,29 @@ def disclosure_threshold(prior) -> float:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior ``P_X``; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
 
     Returns
     -------
     float
-        The threshold (nats).
+        The threshold (nats), ``p_min`` the least positive probability: in ``(0, ∞]``,
+        ``inf`` for a point mass.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior is malformed or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     p = as_prior(prior).secret_probs
     return float(-np.log1p(-p[p > 0].min()))
 
 
-def minimal_disclosure_mechanism(prior, alpha: float) -> np.ndarray:
+def minimal_disclosure_mechanism(prior: PriorLike, alpha: float) -> np.ndarray:
     """The mechanism of Prop. 3.8 of [Saeidian-Rethinking]: ``W[x, 0] = α·1{x ≠ x_min}``,
     ``W[x, 1] = 1 − W[x, 0]``. It has ``ℓ(X→0) = ln 1/(1 − p_min)`` and
     ``ℓ(X→1) = ln 1/(1 − α(1 − p_min))``, and output 0 discloses ``U = 1{X ≠ x_min}``.
@@ -336,13 +486,20 @@ def minimal_disclosure_mechanism(prior, alpha: float) -> np.ndarray:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior ``P_X``; a plain pmf (1-D, non-negative, summing to 1) is read as a single secret.
     alpha : float
         α in ``(0, 1]``.
 
     Returns
     -------
     numpy.ndarray
-        ``|X| × 2``.
+        ``|X| × 2``, row-stochastic; ``x_min`` is the first secret of least positive
+        probability (zero-mass secrets get ``W[x, 0] = α``).
+
+    Raises
+    ------
+    InputError
+        If α is not in ``(0, 1]`` or the prior is malformed.
     """
     alpha = float(alpha)
     if not 0 < alpha <= 1:
@@ -369,7 +526,9 @@ def _entry_joint(prior: DatabasePrior, mechanism, entry: int) -> np.ndarray:
 
 
 @_with_unit
-def entry_pml_per_output(prior: DatabasePrior, mechanism, entry: int) -> np.ndarray:
+def entry_pml_per_output(
+    prior: DatabasePrior, mechanism: Mechanism | ArrayLike, entry: int
+) -> np.ndarray:
     """``ℓ(D_i→y) = ln max_{d∈supp P_{D_i}} P(y|D_i = d)/P(y)``, the PML about entry ``i``
     ([Saeidian-Rethinking] Section 4, Theorems 4.2(3) and 4.5; Def. 2.3 applied to the Markov chain
     ``D_i − X − Y``), from the database prior directly.
@@ -379,14 +538,27 @@ def entry_pml_per_output(prior: DatabasePrior, mechanism, entry: int) -> np.ndar
     prior : DatabasePrior
         The prior over ``Dⁿ`` (any, not only products).
     mechanism : Mechanism or array_like
-        ``P_{Y|X}`` on the ``mⁿ`` databases.
+        ``P_{Y|X}`` on the ``mⁿ`` databases: row-stochastic, ``mⁿ`` rows in lexicographic
+        order (built densely, with the joint ``mⁿ × |Y|``).
     entry : int
         ``i`` in ``0 … n−1`` (0 is ``x_1``, the most significant).
 
     Returns
     -------
     numpy.ndarray
-        Per output (0 where ``P(y) = 0``).
+        Per output (0 where ``P(y) = 0``): shape ``(|Y|,)``, in nats, each ``≥ 0``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, ``entry`` is not in
+        ``0 … n−1``, the mechanism is not row-stochastic with ``mⁿ`` rows, or ``unit`` is
+        neither ``"nats"`` nor ``"bits"``.
     """
     joint = _entry_joint(prior, mechanism, int(entry))
     p_d = joint.sum(axis=1)
@@ -400,7 +572,7 @@ def entry_pml_per_output(prior: DatabasePrior, mechanism, entry: int) -> np.ndar
 
 
 @_with_unit
-def entry_pml_level(prior: DatabasePrior, mechanism) -> float:
+def entry_pml_level(prior: DatabasePrior, mechanism: Mechanism | ArrayLike) -> float:
     """``max_i max_y ℓ(D_i→y)``: the largest PML about any single entry
     ([Saeidian-Rethinking] Theorem 4.2(3): its supremum over product priors is the DP level;
     Theorem 4.5: over all priors, the free-lunch level).
@@ -408,11 +580,24 @@ def entry_pml_level(prior: DatabasePrior, mechanism) -> float:
     Parameters
     ----------
     prior : DatabasePrior
+        The prior over ``Dⁿ`` (any, not only products).
     mechanism : Mechanism or array_like
+        ``P_{Y|X}`` on the ``mⁿ`` databases (row-stochastic, lexicographic order).
 
     Returns
     -------
     float
-        The level (nats).
+        The level (nats), ``≥ 0``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the mechanism is not row-stochastic with ``mⁿ`` rows, or ``unit`` is neither
+        ``"nats"`` nor ``"bits"``.
     """
     return float(max(entry_pml_per_output(prior, mechanism, i).max() for i in range(prior.n)))

@@ -20,12 +20,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _check_delta, _Setting, _with_unit, pml_per_output
 from privopt.validation import check_number
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Mechanism
+    from privopt.model.types import PriorLike
 
 __all__ = [
     "f_information",
@@ -50,7 +57,9 @@ def _joint_and_product(prior, mechanism) -> tuple[np.ndarray, np.ndarray]:
     return joint.ravel(), product.ravel()
 
 
-def f_information(prior, mechanism, f: Callable[[np.ndarray], np.ndarray]) -> float:
+def f_information(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, f: Callable[[np.ndarray], np.ndarray]
+) -> float:
     """f-information ``I_f(P_XY) = Σ_{x,y} p(x)p(y) f(P_XY(x,y) / (p(x)p(y)))``.
 
     [Saeidian-PML] Def. 18 (with the f-divergence of Def. 17). ``f`` must be convex with
@@ -62,20 +71,22 @@ def f_information(prior, mechanism, f: Callable[[np.ndarray], np.ndarray]) -> fl
     prior : Prior, JointPrior, DatabasePrior or array_like
         The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
-        ``W[y, u] = p(u|y)``.
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
     f : callable
         Vectorised ``f`` on ``[0, ∞)``; called on the likelihood ratios of every cell of
-        ``supp P_X × supp P_Y`` (a ratio can be 0).
+        ``supp P_X × supp P_Y`` (a ratio can be 0). It takes a 1-D float array and returns
+        an array of the same shape (first called on ``[1.0]`` to check ``f(1) = 0``).
 
     Returns
     -------
     float
-        ``I_f``.
+        ``I_f``: ``≥ 0`` for a convex ``f``, in the unit of ``f`` (nats for ``t ln t``).
 
     Raises
     ------
     InputError
-        If ``f`` does not vanish at 1.
+        If ``f`` does not vanish at 1 (within 1e-12), or the prior or the mechanism is
+        malformed or the mechanism does not have one row per input of the prior.
     """
     if abs(float(np.asarray(f(np.array([1.0])))[0])) > 1e-12:
         raise InputError("an f-information needs f(1) = 0", "f")
@@ -83,43 +94,61 @@ def f_information(prior, mechanism, f: Callable[[np.ndarray], np.ndarray]) -> fl
     return float(np.sum(product * f(joint / product)))
 
 
-def chi_square_information(prior, mechanism) -> float:
+def chi_square_information(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """χ²-information ``Σ_{x,y} (P_XY − P_X P_Y)² / (P_X P_Y)``: :func:`f_information` with
     ``f(t) = (t − 1)²`` ([Saeidian-PML] Def. 18 and the text after it).
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
 
     Returns
     -------
     float
-        The χ²-information (dimensionless).
+        The χ²-information (dimensionless), ``≥ 0``.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, or the mechanism does not have one row
+        per input of the prior.
     """
     joint, product = _joint_and_product(prior, mechanism)
     return float(np.sum((joint - product) ** 2 / product))
 
 
-def total_variation_privacy(prior, mechanism) -> float:
+def total_variation_privacy(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Total-variation privacy ``T(X;Y) = Σ_y p(y) TV(P_{X|Y=y}, P_X)
     = ½ Σ_{x,y} |P_XY(x,y) − p(x)p(y)|`` ([Saeidian-PML] eq. (24)).
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
 
     Returns
     -------
     float
         ``T(X;Y)`` in ``[0, 1]``.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, or the mechanism does not have one row
+        per input of the prior.
     """
     joint, product = _joint_and_product(prior, mechanism)
     return float(0.5 * np.abs(joint - product).sum())
 
 
-def hockey_stick_divergence(prior, mechanism, eps: float) -> float:
+def hockey_stick_divergence(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, eps: float
+) -> float:
     """``E_{e^ε}(P_XY ‖ P_X P_Y) = Σ_{x,y} (P_XY(x,y) − e^ε p(x)p(y))_+``.
 
     ``max_E P_XY(E) − e^ε P_X P_Y(E)`` over events ``E``; by [Saeidian-PML] Def. 12 it is
@@ -129,14 +158,22 @@ def hockey_stick_divergence(prior, mechanism, eps: float) -> float:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
     eps : float
-        The level ε (nats), finite.
+        The level ε (nats), finite; negative values are accepted.
 
     Returns
     -------
     float
         The divergence, in ``[0, 1]``.
+
+    Raises
+    ------
+    InputError
+        If ``eps`` is not a finite number (field ``epsilon``), or the prior or the mechanism
+        is malformed or the mechanism does not have one row per input of the prior.
     """
     eps = check_number(eps, "epsilon", minimum=-math.inf)
     joint, product = _joint_and_product(prior, mechanism)
@@ -144,7 +181,9 @@ def hockey_stick_divergence(prior, mechanism, eps: float) -> float:
 
 
 @_with_unit
-def approximate_max_information(prior, mechanism, delta: float) -> float:
+def approximate_max_information(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float
+) -> float:
     """δ-approximate max-information ``I_∞^δ(X;Y) = ln max_{E: P_XY(E) ≥ δ}
     (P_XY(E) − δ) / (P_X P_Y)(E)`` ([Saeidian-PML] Defs 12–13).
 
@@ -160,19 +199,28 @@ def approximate_max_information(prior, mechanism, delta: float) -> float:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
     delta : float
         δ in ``[0, 1)``.
 
     Returns
     -------
     float
-        ``I_∞^δ`` (nats; ``unit="bits"`` for bits).
+        ``I_∞^δ`` (nats; ``unit="bits"`` for bits), in ``[ln(1 − δ), I_∞]``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
 
     Raises
     ------
     InputError
-        For δ outside ``[0, 1)`` (δ = 1 leaves ``P(E) − δ ≤ 0`` for every event).
+        For δ outside ``[0, 1)`` (δ = 1 leaves ``P(E) − δ ≤ 0`` for every event); if the
+        prior or the mechanism is malformed or the mechanism does not have one row per input
+        of the prior; or if ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
     delta = _check_delta(delta)
     if delta >= 1.0:
@@ -191,7 +239,7 @@ def approximate_max_information(prior, mechanism, delta: float) -> float:
 
 
 @_with_unit
-def expected_pml(prior, mechanism) -> float:
+def expected_pml(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """``E_{Y∼P_Y}[ℓ(X→Y)]``, the bound of [Saeidian-PML] Prop. 7 on the mutual information:
     ``I(X;Y) ≤ E_Y ℓ(X→Y)``, with equality iff ``P_{Y|X=x}(y)`` is constant over the ``x``
     with ``P_XY(x,y) > 0``.
@@ -199,33 +247,61 @@ def expected_pml(prior, mechanism) -> float:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
 
     Returns
     -------
     float
-        ``E_Y ℓ(X→Y)`` (nats).
+        ``E_Y ℓ(X→Y)`` (nats), between the mutual information and the PML level.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, or the mechanism does not have one row
+        per input of the prior, or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     return float(st.p_u @ pml_per_output(st.prior, st.W))
 
 
-def f_information_pml_bound(prior, mechanism, f: Callable, f_at_zero: float) -> float:
+def f_information_pml_bound(
+    prior: PriorLike,
+    mechanism: Mechanism | ArrayLike,
+    f: Callable[[np.ndarray], np.ndarray],
+    f_at_zero: float,
+) -> float:
     """[Saeidian-PML] Prop. 8: ``I_f(P_XY) ≤ E_Y[max{f(e^{ℓ(X→Y)}), f(0⁺)}]``.
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
     f : callable
-        Convex, ``f(1) = 0``, vectorised.
+        Convex, ``f(1) = 0``, vectorised: called once on the 1-D array ``e^{ℓ(X→y)}`` over the
+        outputs of positive probability (not checked).
     f_at_zero : float
         ``f(0⁺) = lim_{t→0⁺} f(t)``; must be finite (the proposition's hypothesis).
 
     Returns
     -------
     float
-        The bound.
+        The bound, in the unit of ``f``; at least ``f_at_zero``.
+
+    Raises
+    ------
+    InputError
+        If ``f_at_zero`` is not finite, or the prior or the mechanism is malformed or the
+        mechanism does not have one row per input of the prior.
     """
     f_at_zero = float(f_at_zero)
     if not np.isfinite(f_at_zero):
@@ -235,36 +311,54 @@ def f_information_pml_bound(prior, mechanism, f: Callable, f_at_zero: float) -> 
     return float(st.pu @ np.maximum(f(np.exp(ell)), f_at_zero))
 
 
-def total_variation_pml_bound(prior, mechanism) -> float:
+def total_variation_pml_bound(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """[Saeidian-PML] eq. (26) (Prop. 8 with ``f(t) = ½|t − 1|``):
     ``T(X;Y) ≤ ½ E_Y[max{e^{ℓ(X→Y)} − 1, 1}]``.
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
 
     Returns
     -------
     float
-        The bound.
+        The bound, ``≥ ½``.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, or the mechanism does not have one row
+        per input of the prior.
     """
     return f_information_pml_bound(prior, mechanism, lambda t: 0.5 * np.abs(t - 1.0), 0.5)
 
 
-def total_variation_maximal_leakage_bound(prior, mechanism) -> float:
+def total_variation_maximal_leakage_bound(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike
+) -> float:
     """[Saeidian-PML] Prop. 9, first claim: ``T(X;Y) ≤ e^{L(P_{Y|X})} − 1`` with ``L`` the
     maximal leakage.
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
 
     Returns
     -------
     float
-        ``e^L − 1``.
+        ``e^L − 1``, ``≥ 0`` (``L`` over the secrets of positive probability).
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, or the mechanism does not have one row
+        per input of the prior.
     """
     st = _Setting(prior, mechanism)
     return float(st.channel.max(axis=0).sum() - 1.0)
@@ -290,12 +384,18 @@ def total_variation_tail_bound(eps: float, delta: float, eps_max: float) -> floa
     delta : float
         The tail probability δ in ``[0, 1]``.
     eps_max : float
-        ``−ln min_x p(x)`` (:func:`privopt.measures.epsilon_max`).
+        ``−ln min_x p(x)`` (:func:`privopt.measures.epsilon_max`), finite, ``≥ 0`` (nats).
 
     Returns
     -------
     float
-        The bound.
+        The bound, ``≥ 0`` (it can exceed 1, where it says nothing).
+
+    Raises
+    ------
+    InputError
+        If ``eps`` or ``eps_max`` is not a finite number ``≥ 0`` (fields ``epsilon`` and
+        ``eps_max``) or ``delta`` is not in ``[0, 1]``.
     """
     eps, delta, eps_max = _tail_args(eps, delta, eps_max)
     tail = 0.5 * delta * np.expm1(eps_max)
@@ -317,12 +417,18 @@ def mutual_information_tail_bound(eps: float, delta: float, eps_max: float) -> f
     delta : float
         δ in ``[0, 1]``.
     eps_max : float
-        ``−ln min_x p(x)``.
+        ``−ln min_x p(x)``, finite, ``≥ 0`` (nats).
 
     Returns
     -------
     float
-        The bound (nats).
+        The bound (nats), ``≥ 0``.
+
+    Raises
+    ------
+    InputError
+        If ``eps`` or ``eps_max`` is not a finite number ``≥ 0`` (fields ``epsilon`` and
+        ``eps_max``) or ``delta`` is not in ``[0, 1]``.
     """
     eps, delta, eps_max = _tail_args(eps, delta, eps_max)
     return eps + delta * eps_max

@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _Setting, _with_unit
 from privopt.validation import check_numbers
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Mechanism
+    from privopt.model.types import PriorLike
 
 __all__ = [
     "g_leakage_per_output",
@@ -59,7 +66,9 @@ def _posteriors(st: _Setting) -> np.ndarray:
 
 
 @_with_unit
-def g_leakage_per_output(prior, mechanism, gain) -> np.ndarray:
+def g_leakage_per_output(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, gain: ArrayLike
+) -> np.ndarray:
     """Pointwise g-leakage ``ℓ_g(X→y)`` of every output ([Saeidian-PML] eq. (10)).
 
     Parameters
@@ -67,22 +76,31 @@ def g_leakage_per_output(prior, mechanism, gain) -> np.ndarray:
     prior : Prior, JointPrior, DatabasePrior or array_like
         The prior (a plain pmf reads as a single secret).
     mechanism : Mechanism or array_like
-        ``W[y, u] = p(u|y)``.
+        ``W[y, u] = p(u|y)``: row-stochastic, one row per input of the prior.
     gain : array_like
         ``g[x, x̂] ≥ 0`` (rows: every secret, columns: guesses), with
-        ``max_x̂ Σ_x g(x, x̂) p(x) > 0``.
+        ``max_x̂ Σ_x g(x, x̂) p(x) > 0``. Finite, shape ``(|X|, |X̂|)`` with ``|X̂| ≥ 1``.
 
     Returns
     -------
     numpy.ndarray
         ``ℓ_g(X→y)`` per output (nan where ``p(y) = 0``). Can be negative (the identity gain
         gives the dynamic min-entropy leakage, eq. (11)); always ``≤ ℓ(X→y)`` (Corollary 1).
+        One entry per column of the mechanism, in nats; ``−inf`` where every guess gains 0
+        after ``y``.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
 
     Raises
     ------
     InputError
         If the gain has the wrong shape, negative entries, or no guess with positive
-        expected gain a priori.
+        expected gain a priori; if the prior or the mechanism is malformed or the mechanism
+        does not have one row per input of the prior; or if ``unit`` is neither ``"nats"``
+        nor ``"bits"``.
     """
     st = _Setting(prior, mechanism)
     g = _as_gain(gain, st.p.size)[st.s_mask]
@@ -103,17 +121,22 @@ def identity_gain(size: int) -> np.ndarray:
     Parameters
     ----------
     size : int
-        ``|X|``.
+        ``|X|``, an integer ``≥ 1`` (an integral float is accepted).
 
     Returns
     -------
     numpy.ndarray
-        The ``|X| × |X|`` identity.
+        The ``|X| × |X|`` identity (float).
+
+    Raises
+    ------
+    InputError
+        If ``size`` is not a positive integer.
     """
     return np.eye(_positive(size, "size"))
 
 
-def membership_gain(membership) -> np.ndarray:
+def membership_gain(membership: ArrayLike) -> np.ndarray:
     """The membership / group-privacy gain of [Saeidian-PML] Example 2.
 
     The adversary guesses, for each of ``k`` individuals, whether their data is in the
@@ -125,12 +148,21 @@ def membership_gain(membership) -> np.ndarray:
     ----------
     membership : array_like of bool
         ``|X| × k``: ``membership[x, j]`` is true when database ``x`` holds individual j.
+        Entries are read as booleans (non-zero is true); a 1-D array is read as ``k = 1``.
+        ``2^k`` may not exceed :data:`MAX_GUESSES`.
 
     Returns
     -------
     numpy.ndarray
         ``|X| × 2^k`` gain; column ``c`` is the guess whose bit ``j`` (most significant
-        first) says "individual j is in".
+        first) says "individual j is in". Entries are the numbers of correct guesses, in
+        ``0 … k``.
+
+    Raises
+    ------
+    InputError
+        If ``membership`` is not a 1-D or 2-D array with at least one column, or ``2^k``
+        exceeds :data:`MAX_GUESSES`.
     """
     mem = np.asarray(membership)
     if mem.ndim == 1:
@@ -153,14 +185,21 @@ def k_tries_gain(size: int, k: int) -> np.ndarray:
     Parameters
     ----------
     size : int
-        ``|X|``.
+        ``|X|``, an integer ``≥ 1``.
     k : int
-        The number of tries, ``k ≥ 1``.
+        The number of tries, ``k ≥ 1`` (values above ``|X|`` act as ``|X|``).
 
     Returns
     -------
     numpy.ndarray
-        ``|X| × C(|X|, k)`` gain; columns follow :func:`itertools.combinations`.
+        ``|X| × C(|X|, k)`` gain; columns follow :func:`itertools.combinations`. Entries 0
+        or 1.
+
+    Raises
+    ------
+    InputError
+        If ``size`` or ``k`` is not a positive integer, or ``C(|X|, k)`` exceeds
+        :data:`MAX_GUESSES`.
     """
     size, k = _positive(size, "size"), _positive(k, "k")
     k = min(k, size)
@@ -173,20 +212,26 @@ def k_tries_gain(size: int, k: int) -> np.ndarray:
     return out
 
 
-def metric_gain(distance, scale: float = 1.0) -> np.ndarray:
+def metric_gain(distance: ArrayLike, scale: float = 1.0) -> np.ndarray:
     """``g(x, x̂) = exp(−ρ(x, x̂)/scale)`` for a metric ρ ([Saeidian-PML] Example 4).
 
     Parameters
     ----------
     distance : array_like
-        ``ρ[x, x̂] ≥ 0``.
+        ``ρ[x, x̂] ≥ 0``: a 2-D array of finite numbers (rows: secrets, columns: guesses).
     scale : float
-        A positive length scale.
+        A positive length scale, finite, in the unit of ``distance`` (default 1).
 
     Returns
     -------
     numpy.ndarray
-        The gain.
+        The gain, of the shape of ``distance``, entries in ``[0, 1]`` (1 at distance 0).
+
+    Raises
+    ------
+    InputError
+        If ``distance`` is not a 2-D array of finite numbers ``≥ 0`` or ``scale`` is not a
+        finite number ``> 0``.
     """
     rho = np.asarray(distance, dtype=float)
     if rho.ndim != 2 or not np.isfinite(rho).all() or (rho < 0).any():
@@ -196,7 +241,7 @@ def metric_gain(distance, scale: float = 1.0) -> np.ndarray:
     return np.exp(-rho / scale)
 
 
-def pml_gain(prior) -> np.ndarray:
+def pml_gain(prior: PriorLike) -> np.ndarray:
     """A gain whose g-leakage equals the PML: ``g(x, x̂) = 1[x = x̂]/p(x)`` on ``supp p``.
 
     [Saeidian-PML] Corollary 1 (``ℓ(X→y) = sup_g ℓ_g(X→y)``): with this gain the
@@ -206,12 +251,18 @@ def pml_gain(prior) -> np.ndarray:
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
-        The prior of the secret.
+        The prior of the secret (a plain pmf reads as a single secret).
 
     Returns
     -------
     numpy.ndarray
-        ``|X| × |X|`` diagonal gain (rows of zero-mass secrets are 0).
+        ``|X| × |X|`` diagonal gain (rows of zero-mass secrets are 0), ``|X|`` the number of
+        secrets.
+
+    Raises
+    ------
+    InputError
+        If the prior is malformed.
     """
     from privopt.model import as_prior
 
@@ -221,7 +272,7 @@ def pml_gain(prior) -> np.ndarray:
     return np.diag(diag)
 
 
-def gain_of_randomized_function(kernel) -> np.ndarray:
+def gain_of_randomized_function(kernel: ArrayLike) -> np.ndarray:
     """Theorem 2 of [Saeidian-PML], first direction: a randomized function ``U`` of ``X``
     (kernel ``P_{U|X}``) is the gain ``g_U(x, u) = P_{U|X=x}(u)``, and
     ``ℓ_U(X→y) = ℓ_{g_U}(X→y)``.
@@ -229,12 +280,17 @@ def gain_of_randomized_function(kernel) -> np.ndarray:
     Parameters
     ----------
     kernel : array_like
-        Row-stochastic ``|X| × |U|``.
+        Row-stochastic ``|X| × |U|`` (finite, non-negative, rows summing to 1 within 1e-9).
 
     Returns
     -------
     numpy.ndarray
-        The gain (the kernel itself, validated).
+        The gain (the kernel itself, validated): a new ``|X| × |U|`` array.
+
+    Raises
+    ------
+    InputError
+        If ``kernel`` is not row-stochastic (reported under the field ``mechanism``).
     """
     from privopt.model import as_matrix
 
@@ -242,21 +298,41 @@ def gain_of_randomized_function(kernel) -> np.ndarray:
 
 
 @_with_unit
-def randomized_function_leakage_per_output(prior, mechanism, kernel) -> np.ndarray:
+def randomized_function_leakage_per_output(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, kernel: ArrayLike
+) -> np.ndarray:
     """``ℓ_U(X→y) = ln max_u P_{U|Y=y}(u) / max_u P_U(u)`` ([Saeidian-PML] eq. (3)) for a
     randomized function ``U`` of ``X`` with kernel ``P_{U|X}`` (Markov chain ``U − X − Y``).
 
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior of the secret; a plain pmf (1-D, non-negative, summing to 1) is read as a
+        single secret.
     mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input of the prior, one column per
+        output.
     kernel : array_like
         ``P_{U|X}``, ``|X| × |U|`` row-stochastic.
 
     Returns
     -------
     numpy.ndarray
-        Per output (nan where ``p(y) = 0``).
+        Per output (nan where ``p(y) = 0``): one entry per column of the mechanism, in
+        nats, each at most the PML ``ℓ(X→y)``; can be negative.
+
+    Other Parameters
+    ----------------
+    unit : {"nats", "bits"}, default "nats"
+        Keyword only: the unit of the result.
+
+    Raises
+    ------
+    InputError
+        If the prior or the mechanism is malformed, the mechanism does not have one row per
+        input of the prior, ``kernel`` is not row-stochastic (reported under the field
+        ``mechanism``) or has not one row per secret, or ``unit`` is neither ``"nats"`` nor
+        ``"bits"``.
     """
     from privopt.model import as_matrix
 
@@ -271,7 +347,9 @@ def randomized_function_leakage_per_output(prior, mechanism, kernel) -> np.ndarr
     return out
 
 
-def randomized_function_of_gain(prior, mechanism, gain, output: int) -> np.ndarray:
+def randomized_function_of_gain(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, gain: ArrayLike, output: int
+) -> np.ndarray:
     """Theorem 2 of [Saeidian-PML], converse: a randomized function ``U_g`` of ``X`` with
     ``ℓ_{U_g}(X→y) = ℓ_g(X→y)`` at the given output ``y``.
 
@@ -286,22 +364,30 @@ def randomized_function_of_gain(prior, mechanism, gain, output: int) -> np.ndarr
     Parameters
     ----------
     prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior of the secret; a plain pmf (1-D, non-negative, summing to 1) is read as a
+        single secret.
     mechanism : Mechanism or array_like
+        Row-stochastic ``W[y, u] = p(u|y)``: one row per input of the prior, one column per
+        output.
     gain : array_like
-        ``g[x, x̂] ≥ 0``.
+        ``g[x, x̂] ≥ 0``: finite, shape ``(|X|, |X̂|)`` (rows: every secret).
     output : int
-        The output ``y`` (with ``p(y) > 0`` and ``max_x̂ E[g|y] > 0``).
+        The output ``y`` (with ``p(y) > 0`` and ``max_x̂ E[g|y] > 0``): a column index of
+        the mechanism.
 
     Returns
     -------
     numpy.ndarray
-        The kernel ``P_{U_g|X}``, ``|X| × |U|`` row-stochastic.
+        The kernel ``P_{U_g|X}``, ``|X| × |U|`` row-stochastic, with ``|U| = N + 2``
+        (``N + 1`` when ``x̂_V = x̂_W``).
 
     Raises
     ------
     InputError
         If ``p(y) = 0``, the gain is 0 in expectation after ``y``, or the construction
-        would need more than :data:`MAX_GUESSES` columns.
+        would need more than :data:`MAX_GUESSES` columns; also if ``y`` is not an output
+        index, the gain has the wrong shape or negative entries, or the prior or the
+        mechanism is malformed.
     """
     st = _Setting(prior, mechanism)
     g = _as_gain(gain, st.p.size)

@@ -20,6 +20,7 @@ All in nats.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,11 @@ from privopt.measures import _check_delta, _tail_threshold
 from privopt.model import NeighborRelation, all_pairs, as_matrix
 from privopt.model._validate import as_pmf
 from privopt.validation import check_level
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Mechanism
 
 __all__ = [
     "probabilistic_dp_delta",
@@ -52,23 +58,33 @@ def _pair_log_ratios(W: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndar
         return np.log(W[a, t]) - np.log(W[b, t]), W[a, t]
 
 
-def probabilistic_dp_delta(mechanism, eps: float, neighbors: NeighborRelation | None = None):
+def probabilistic_dp_delta(
+    mechanism: Mechanism | ArrayLike, eps: float, neighbors: NeighborRelation | None = None
+) -> float:
     """Least δ of (ε,δ)-probabilistic DP: ``max_{x∼x'} P_{T∼W[x,·]}[W[x,T] > e^ε W[x',T]]``
     ([Bon-Persuasive] Def. 7; equal to (L, ℋ, ε, δ)-persuasive privacy by Prop. 6).
 
     Parameters
     ----------
     mechanism : Mechanism or array_like
-        ``W[x, t]``.
+        ``W[x, t]``: row-stochastic, one row per database ``x``.
     eps : float
-        ε ≥ 0 (nats).
+        ε ≥ 0 (nats); ``inf`` gives δ = 0.
     neighbors : NeighborRelation, optional
-        Ordered neighbouring pairs (default: all pairs).
+        Ordered neighbouring pairs (default: all pairs), indices into the rows of the
+        mechanism. Only a :class:`~privopt.model.NeighborRelation` object: names such as
+        ``"hamming"`` and lists of pairs are not resolved here.
 
     Returns
     -------
     float
         δ in ``[0, 1]``.
+
+    Raises
+    ------
+    InputError
+        If the mechanism is not row-stochastic or ε is not a number ``≥ 0`` (field
+        ``epsilon``).
     """
     W = as_matrix(mechanism)
     eps = check_level(eps, "epsilon")
@@ -81,7 +97,9 @@ def probabilistic_dp_delta(mechanism, eps: float, neighbors: NeighborRelation | 
 
 
 def probabilistic_dp_level(
-    mechanism, delta: float = 0.0, neighbors: NeighborRelation | None = None
+    mechanism: Mechanism | ArrayLike,
+    delta: float = 0.0,
+    neighbors: NeighborRelation | None = None,
 ) -> float:
     """Least ε of (ε,δ)-probabilistic DP ([Bon-Persuasive] Def. 7); δ = 0 is the pure DP
     level (infinite when some ``W[x,t] > 0 = W[x',t]`` for neighbours).
@@ -89,15 +107,22 @@ def probabilistic_dp_level(
     Parameters
     ----------
     mechanism : Mechanism or array_like
+        ``W[x, t]``: row-stochastic, one row per database ``x``.
     delta : float
         δ in ``[0, 1]``.
     neighbors : NeighborRelation, optional
-        Default: all pairs.
+        Default: all pairs. Ordered pairs of row indices, as a
+        :class:`~privopt.model.NeighborRelation` object only.
 
     Returns
     -------
     float
-        ε (nats).
+        ε (nats), in ``[0, inf]``.
+
+    Raises
+    ------
+    InputError
+        If δ is not in ``[0, 1]`` or the mechanism is not row-stochastic.
     """
     delta = _check_delta(delta)
     W = as_matrix(mechanism)
@@ -109,7 +134,7 @@ def probabilistic_dp_level(
     return float(level)
 
 
-def marginal_dawid_sebastiani(mean, cov, x) -> np.ndarray:
+def marginal_dawid_sebastiani(mean: ArrayLike, cov: ArrayLike, x: ArrayLike) -> np.ndarray:
     """Marginal Dawid–Sebastiani scores ``D_i(Q, x) = ln σ_i²(Q) + (x_i − μ_i(Q))²/σ_i²(Q)``
     ([Bon-Persuasive] Def. 8).
 
@@ -118,14 +143,21 @@ def marginal_dawid_sebastiani(mean, cov, x) -> np.ndarray:
     mean : array_like
         ``μ(Q)``, length n.
     cov : array_like
-        The covariance of ``Q`` (``n × n``; only its diagonal is used).
+        The covariance of ``Q`` (``n × n``; only its diagonal is used). Finite, with a
+        positive diagonal.
     x : array_like
-        The true data.
+        The true data, length n.
 
     Returns
     -------
     numpy.ndarray
-        ``D_i`` for ``i = 1 … n``.
+        ``D_i`` for ``i = 1 … n``: shape ``(n,)`` (real numbers; a score can be negative).
+
+    Raises
+    ------
+    InputError
+        If the lengths of ``mean`` and ``x`` and the shape of ``cov`` disagree, or ``cov``
+        has a non-finite entry or a variance ``≤ 0``.
     """
     mu, var, x = _gaussian(mean, cov, x)
     return np.log(var) + (x - mu) ** 2 / var
@@ -146,7 +178,9 @@ def _gaussian(mean, cov, x):
     return mu, var, x
 
 
-def gaussian_posterior_given_average(mean, cov, average: float) -> tuple:
+def gaussian_posterior_given_average(
+    mean: ArrayLike, cov: ArrayLike, average: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The Gaussian prior ``N(μ, Σ)`` conditioned on ``X̄ = average`` (the data-posterior of
     [Bon-Persuasive] Prop. 7, a degenerate Gaussian on the hyperplane of that average).
 
@@ -155,16 +189,22 @@ def gaussian_posterior_given_average(mean, cov, average: float) -> tuple:
     Parameters
     ----------
     mean : array_like
-        ``μ``.
+        ``μ``, length n ``≥ 1``.
     cov : array_like
-        ``Σ``, positive definite.
+        ``Σ``, positive definite, ``n × n`` (only ``aᵀΣa > 0`` is checked).
     average : float
         The released ``x̄``.
 
     Returns
     -------
     tuple of numpy.ndarray
-        ``(μ', Σ')``.
+        ``(μ', Σ')``, shapes ``(n,)`` and ``(n, n)``; ``Σ'`` is singular (``Σ' a = 0``).
+
+    Raises
+    ------
+    InputError
+        If ``cov`` is not ``n × n`` or the average has no positive variance, ``aᵀΣa ≤ 0``
+        (field ``cov``).
     """
     mu = np.asarray(mean, dtype=float).ravel()
     cov = np.asarray(cov, dtype=float)
@@ -178,23 +218,30 @@ def gaussian_posterior_given_average(mean, cov, average: float) -> tuple:
     return mu + s_a * (float(average) - a @ mu) / var_avg, cov - np.outer(s_a, s_a) / var_avg
 
 
-def average_release_dss_gain(mean, cov, x) -> np.ndarray:
+def average_release_dss_gain(mean: ArrayLike, cov: ArrayLike, x: ArrayLike) -> np.ndarray:
     """``Δ_i = D_i(Q, x) − D_i(Q_T, x)`` for the release ``T = x̄`` of the exact average
     ([Bon-Persuasive] Def. 3 with the scores of Def. 8; the quantity of Prop. 7).
 
     Parameters
     ----------
     mean : array_like
-        ``μ`` of the Gaussian data-prior ``Q``.
+        ``μ`` of the Gaussian data-prior ``Q``, length n.
     cov : array_like
-        ``Σ`` (positive definite).
+        ``Σ`` (positive definite), ``n × n``.
     x : array_like
-        The true data (its average is released).
+        The true data (its average is released), length n.
 
     Returns
     -------
     numpy.ndarray
-        ``Δ_i`` per coordinate (nats).
+        ``Δ_i`` per coordinate (nats): shape ``(n,)``.
+
+    Raises
+    ------
+    InputError
+        If the shapes disagree, ``cov`` has a non-finite entry or a variance ``≤ 0``, the
+        average has no positive variance, or a posterior variance ``Σ'_ii`` is ``≤ 0``
+        (field ``cov``).
     """
     x = np.asarray(x, dtype=float).ravel()
     post_mean, post_cov = gaussian_posterior_given_average(mean, cov, float(x.mean()))
@@ -203,7 +250,9 @@ def average_release_dss_gain(mean, cov, x) -> np.ndarray:
     )
 
 
-def average_release_kappa(mean, cov, average: float) -> tuple:
+def average_release_kappa(
+    mean: ArrayLike, cov: ArrayLike, average: float
+) -> tuple[float, float, float]:
     """The least ``(r₁, r₂)`` with ``N(μ, Σ) ∈ 𝒢_x^r`` and the guarantee
     ``κ^r = r₁ + ln r₂`` of [Bon-Persuasive] Prop. 7 (releasing ``x̄`` is
     ``(ℐ, 𝒢_x^r, κ^r, 0)``-PP).
@@ -215,16 +264,22 @@ def average_release_kappa(mean, cov, average: float) -> tuple:
     Parameters
     ----------
     mean : array_like
-        ``μ``.
+        ``μ``, length n.
     cov : array_like
-        ``Σ`` (positive definite, n ≥ 2).
+        ``Σ`` (positive definite, n ≥ 2), ``n × n``.
     average : float
         ``x̄``.
 
     Returns
     -------
     tuple of float
-        ``(r₁, r₂, κ^r)``.
+        ``(r₁, r₂, κ^r)``: ``r₁ ≥ 0``, ``r₂ > 1`` and ``κ^r = r₁ + ln r₂`` (nats).
+
+    Raises
+    ------
+    InputError
+        If ``mean`` has fewer than 2 entries (field ``mean``) or the correlation matrix is
+        not positive definite (field ``cov``).
     """
     mu = np.asarray(mean, dtype=float).ravel()
     cov = np.asarray(cov, dtype=float)
@@ -241,7 +296,9 @@ def average_release_kappa(mean, cov, average: float) -> tuple:
     return r1, r2, r1 + float(np.log(r2))
 
 
-def is_conjugate(priors: Sequence, mechanism, tol: float = 1e-9) -> bool:
+def is_conjugate(
+    priors: Sequence[ArrayLike], mechanism: Mechanism | ArrayLike, tol: float = 1e-9
+) -> bool:
     """Whether a finite class of priors is conjugate to a mechanism ([Bon-Persuasive] Def. 4):
     every posterior ``Q(·|t)`` (``Q`` in the class, ``t`` with ``Q_T(t) > 0``) is in the class
     again (each entry within ``tol``).
@@ -249,15 +306,23 @@ def is_conjugate(priors: Sequence, mechanism, tol: float = 1e-9) -> bool:
     Parameters
     ----------
     priors : sequence of array_like
-        The class (pmfs over the secret).
+        The class (pmfs over the secret), each of length ``|X|``, the number of rows of the
+        mechanism.
     mechanism : Mechanism or array_like
-        ``W[x, t]``.
+        ``W[x, t]``: row-stochastic.
     tol : float
-        Entrywise tolerance of the membership test.
+        Entrywise tolerance of the membership test (default 1e-9).
 
     Returns
     -------
     bool
+        True when every posterior lies within ``tol`` (maximum norm) of some member.
+
+    Raises
+    ------
+    InputError
+        If the mechanism is not row-stochastic, a prior is not a pmf (field ``priors``), or
+        the priors do not have one entry per row of the mechanism.
     """
     W = as_matrix(mechanism)
     cls = np.array([as_pmf(q, "priors") for q in priors])
@@ -272,7 +337,9 @@ def is_conjugate(priors: Sequence, mechanism, tol: float = 1e-9) -> bool:
     return True
 
 
-def compose_persuasive(kappa1: float, delta1: float, kappa2: float, delta2: float) -> tuple:
+def compose_persuasive(
+    kappa1: float, delta1: float, kappa2: float, delta2: float
+) -> tuple[float, float]:
     """[Bon-Persuasive] Prop. 3: if ``M₁`` is ``(𝒮, 𝒬, κ₁, δ₁)``-PP, ``M₂((·, t), ·)`` is
     ``(𝒮, 𝒬, κ₂, δ₂)``-PP for every ``t`` and ``𝒬`` is conjugate to both
     (:func:`is_conjugate`), then ``M₁ ⊗ M₂`` is ``(𝒮, 𝒬, κ₁ + κ₂, δ₁ + δ₂)``-PP.
@@ -280,12 +347,17 @@ def compose_persuasive(kappa1: float, delta1: float, kappa2: float, delta2: floa
     Parameters
     ----------
     kappa1, delta1, kappa2, delta2 : float
-        The two guarantees.
+        The two guarantees: each κ ``≥ 0`` (nats; ``inf`` allowed), each δ in ``[0, 1]``.
 
     Returns
     -------
     tuple of float
         ``(κ, δ)`` of the composition (δ capped at 1).
+
+    Raises
+    ------
+    InputError
+        If a κ is negative or nan, or a δ is not in ``[0, 1]``.
     """
     for name, k in (("kappa1", kappa1), ("kappa2", kappa2)):
         if not float(k) >= 0:

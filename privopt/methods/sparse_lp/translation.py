@@ -11,11 +11,17 @@ the form ``W[x,u] = f(u − x)`` (convexity and invariance), so the LP shrinks e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, NeighborRelation
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model import JointPrior, Prior
 
 __all__ = ["Translations", "TranslationInvariantMechanism", "translation_group", "first_row"]
 
@@ -26,7 +32,15 @@ MAX_CHECKED = 4096
 
 @dataclass(frozen=True)
 class Translations:
-    """Translations of an alphabet: ``Z_mⁿ`` digit-wise (databases) or ``Z_k`` (``n = 1``)."""
+    """Translations of an alphabet: ``Z_mⁿ`` digit-wise (databases) or ``Z_k`` (``n = 1``).
+
+    Parameters
+    ----------
+    m : int
+        The size of one digit's alphabet ``Z_m`` (``k`` for a single alphabet), ``≥ 1``.
+    n : int
+        The number of digits, ``≥ 1`` (1 for a single alphabet).
+    """
 
     m: int
     n: int
@@ -36,19 +50,54 @@ class Translations:
         """The number of symbols ``mⁿ``."""
         return self.m**self.n
 
-    def digits(self, idx: np.ndarray) -> np.ndarray:
-        """The base-``m`` digits of symbol indices (``x_1`` most significant)."""
+    def digits(self, idx: ArrayLike) -> np.ndarray:
+        """The base-``m`` digits of symbol indices (``x_1`` most significant).
+
+        Parameters
+        ----------
+        idx : array_like of int
+            Symbol indices in ``0 … mⁿ−1``, any shape (larger ones wrap modulo ``mⁿ``).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``idx.shape + (n,)``, entries in ``0 … m−1``.
+        """
         powers = self.m ** np.arange(self.n - 1, -1, -1)
         return (np.asarray(idx)[..., None] // powers) % self.m
 
-    def combine(self, a: np.ndarray, b: np.ndarray, sign: int) -> np.ndarray:
-        """``a + sign·b`` digit-wise mod m, as indices."""
+    def combine(self, a: ArrayLike, b: ArrayLike, sign: int) -> np.ndarray:
+        """``a + sign·b`` digit-wise mod m, as indices.
+
+        Parameters
+        ----------
+        a, b : array_like of int
+            Symbol indices in ``0 … mⁿ−1``, of broadcastable shapes.
+        sign : int
+            ``1`` (the group operation) or ``−1`` (``a − b``).
+
+        Returns
+        -------
+        numpy.ndarray
+            Indices in ``0 … mⁿ−1``, of the broadcast shape of ``a`` and ``b``.
+        """
         powers = self.m ** np.arange(self.n - 1, -1, -1)
         digits = (self.digits(a) + sign * self.digits(b)) % self.m
         return digits @ powers
 
     def differences(self, relation: NeighborRelation) -> np.ndarray:
-        """The distinct differences ``b − a`` over the pairs ``(a, b)`` of ``relation``."""
+        """The distinct differences ``b − a`` over the pairs ``(a, b)`` of ``relation``.
+
+        Parameters
+        ----------
+        relation : NeighborRelation
+            Ordered pairs of symbol indices in ``0 … mⁿ−1``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The distinct differences as indices, sorted increasingly.
+        """
         return np.unique(self.combine(relation.right, relation.left, -1))
 
 
@@ -58,30 +107,72 @@ class TranslationInvariantMechanism:
     Parameters
     ----------
     f : array_like
-        The first row (a pmf over the group).
+        The first row (a pmf over the group), length ``mⁿ`` (not checked).
     group : Translations
+        The group ``Z_mⁿ`` (or ``Z_k``), which also indexes inputs and outputs.
     """
 
     kind = "translation_invariant"
 
-    def __init__(self, f: np.ndarray, group: Translations):
+    def __init__(self, f: ArrayLike, group: Translations) -> None:
         self.f = np.asarray(f, dtype=float)
         self.group = group
         self.shape = (group.size, group.size)
 
     def row(self, i: int) -> np.ndarray:
-        """``W[i, ·] = f(· − i)``."""
+        """``W[i, ·] = f(· − i)``.
+
+        Parameters
+        ----------
+        i : int
+            The input index, in ``0 … mⁿ−1`` (not checked: larger ones wrap around).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(mⁿ,)``: ``p(u | i)`` over the outputs ``u``.
+        """
         u = np.arange(self.group.size)
         return self.f[self.group.combine(u, np.full_like(u, i), -1)]
 
     def sample(self, i: int, rng: np.random.Generator | int | None = None) -> int:
-        """Draw an output for input ``i``: ``u = i + z`` with ``z ~ f``."""
+        """Draw an output for input ``i``: ``u = i + z`` with ``z ~ f``.
+
+        Parameters
+        ----------
+        i : int
+            The input index, in ``0 … mⁿ−1`` (not checked: larger ones wrap around).
+        rng : numpy.random.Generator or int, optional
+            The random generator, or a seed for :func:`numpy.random.default_rng` (default:
+            fresh entropy).
+
+        Returns
+        -------
+        int
+            The output index, in ``0 … mⁿ−1``.
+        """
         rng = np.random.default_rng(rng)
         z = int(rng.choice(self.group.size, p=self.f / self.f.sum()))
         return int(self.group.combine(np.array(i), np.array(z), 1))
 
     def to_dense(self, max_size: int = MAX_CHECKED) -> np.ndarray:
-        """The full matrix (refused above ``max_size`` rows)."""
+        """The full matrix (refused above ``max_size`` rows).
+
+        Parameters
+        ----------
+        max_size : int
+            The largest number of rows ``mⁿ`` accepted (default :data:`MAX_CHECKED`, 4096).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``W[x, u] = f(u − x)``, shape ``(mⁿ, mⁿ)``.
+
+        Raises
+        ------
+        InputError
+            If ``mⁿ > max_size`` (field ``mechanism``).
+        """
         n = self.group.size
         if n > max_size:
             raise InputError(
@@ -93,12 +184,23 @@ class TranslationInvariantMechanism:
         return self.f[self.group.combine(x[None, :], x[:, None], -1)]
 
     def mixed(self, theta: float) -> TranslationInvariantMechanism:
-        """``(1−θ)·W + θ·(uniform constant mechanism)``, still translation invariant."""
+        """``(1−θ)·W + θ·(uniform constant mechanism)``, still translation invariant.
+
+        Parameters
+        ----------
+        theta : float
+            θ in ``[0, 1]`` (not checked).
+
+        Returns
+        -------
+        TranslationInvariantMechanism
+            A new mechanism on the same group, first row ``(1−θ) f + θ/mⁿ``.
+        """
         return TranslationInvariantMechanism(
             (1 - theta) * self.f + theta / self.group.size, self.group
         )
 
-    def leakage(self, prior) -> dict[str, float]:
+    def leakage(self, prior: Prior | DatabasePrior) -> dict[str, float]:
         """The standard leakage report under the uniform prior, from ``f`` alone.
 
         With ``W[x, u] = f(u − x)`` and a uniform prior, ``p(u) = 1/N`` and every output's
@@ -111,12 +213,16 @@ class TranslationInvariantMechanism:
         Parameters
         ----------
         prior : Prior or DatabasePrior
-            The uniform prior the mechanism was designed for.
+            The uniform prior the mechanism was designed for (not read: the report assumes
+            it).
 
         Returns
         -------
         dict
-            Notion → level (nats).
+            Notion → level (nats): the keys ``mutual_information``,
+            ``max_information_leakage``, ``pml``, ``maximal_leakage``,
+            ``information_privacy``, ``identifiability``, ``dp`` and ``ldp``, each ``≥ 0``
+            (``inf`` for the ratio levels when ``f`` has a zero).
         """
         f, N = self.f, self.group.size
         pos = f[f > 0]
@@ -146,7 +252,14 @@ class TranslationInvariantMechanism:
         return out
 
     def describe(self) -> dict:
-        """A compact, JSON-ready description (the generating row)."""
+        """A compact, JSON-ready description (the generating row).
+
+        Returns
+        -------
+        dict
+            Keys ``kind`` (``"translation_invariant"``), ``m``, ``n``, ``rule`` (the formula
+            in words) and ``f`` (the first row, a list of ``mⁿ`` floats).
+        """
         return {
             "kind": self.kind,
             "m": self.group.m,
@@ -157,6 +270,23 @@ class TranslationInvariantMechanism:
 
 
 def _from_description(data: dict) -> TranslationInvariantMechanism:
+    """The mechanism of :meth:`TranslationInvariantMechanism.describe`.
+
+    Parameters
+    ----------
+    data : dict
+        A description with ``m``, ``n`` and ``f`` (``kind`` and ``rule`` are ignored).
+
+    Returns
+    -------
+    TranslationInvariantMechanism
+        The mechanism described (``f`` is taken as given, its length is not checked).
+
+    Raises
+    ------
+    InputError
+        If a key is missing or a value cannot be read as numbers (field ``mechanism``).
+    """
     try:
         group = Translations(int(data["m"]), int(data["n"]))
         return TranslationInvariantMechanism(np.asarray(data["f"], dtype=float), group)
@@ -172,20 +302,28 @@ TranslationInvariantMechanism.from_description = staticmethod(_from_description)
 
 
 def translation_group(
-    prior, distortion: Distortion, relation: NeighborRelation | None
+    prior: Prior | JointPrior | DatabasePrior,
+    distortion: Distortion,
+    relation: NeighborRelation | None,
 ) -> Translations | None:
     """The translation group if the whole LP is invariant under it, else ``None``.
 
     Parameters
     ----------
     prior : Prior or DatabasePrior
+        The prior of the request (a prior object; a joint prior gives ``None``). Only a
+        uniform prior (entries positive and equal up to rounding) can be invariant.
     distortion : Distortion
+        The distortion of the request: the database Hamming distortion, or a matrix whose
+        rows are translates of its first row (checked up to :data:`MAX_CHECKED` symbols).
     relation : NeighborRelation or None
         The neighbour relation of a pair notion (``None`` for the others).
 
     Returns
     -------
     Translations or None
+        ``Z_mⁿ`` for a database prior, ``Z_k`` for a single alphabet of ``k`` symbols, or
+        ``None`` when some part of the LP is not invariant.
     """
     if getattr(prior, "is_joint", False):
         return None
@@ -227,7 +365,20 @@ def translation_group(
 
 
 def first_row(distortion: Distortion, group: Translations) -> np.ndarray:
-    """``d0(z) = d(0, z)`` (the number of non-zero digits for the database Hamming distortion)."""
+    """``d0(z) = d(0, z)`` (the number of non-zero digits for the database Hamming distortion).
+
+    Parameters
+    ----------
+    distortion : Distortion
+        A translation-invariant distortion (see :func:`translation_group`).
+    group : Translations
+        Its group, of ``mⁿ`` symbols.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(mⁿ,)``, float: the distortion of output ``z`` for input 0.
+    """
     if distortion.is_database_hamming:
         return (group.digits(np.arange(group.size)) != 0).sum(axis=1).astype(float)
     return distortion.matrix[0].astype(float)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import logsumexp
@@ -16,6 +17,9 @@ from privopt.methods.symmetric.orbits import (
     orbit_count,
 )
 from privopt.model import DatabasePrior
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
 
 __all__ = ["SymmetricMechanism", "MAX_DENSE", "MAX_DENSE_ROW"]
 
@@ -42,12 +46,27 @@ class SymmetricMechanism:
     m, n : int
         Row alphabet size and number of rows.
     kernel : array_like, optional
-        The one-row channel ``B`` (rows sum to 1).
+        The one-row channel ``B`` (rows sum to 1), shape ``(m, m)``. Only the shape is
+        checked.
     log_weights : array_like, optional
-        ``ln W[x, y]`` per orbit (``−inf`` for zero).
+        ``ln W[x, y]`` per orbit (``−inf`` for zero): :func:`orbit_count` ``(m, n)`` entries
+        in the order of :func:`joint_types`.
+
+    Raises
+    ------
+    InputError
+        If not exactly one of ``kernel`` and ``log_weights`` is given, the kernel is not
+        ``m × m``, or ``log_weights`` does not hold one entry per joint type.
     """
 
-    def __init__(self, m: int, n: int, *, kernel=None, log_weights=None):
+    def __init__(
+        self,
+        m: int,
+        n: int,
+        *,
+        kernel: ArrayLike | None = None,
+        log_weights: ArrayLike | None = None,
+    ) -> None:
         self.m, self.n = int(m), int(n)
         if (kernel is None) == (log_weights is None):
             raise InputError("give exactly one of 'kernel' and 'log_weights'", "mechanism")
@@ -76,6 +95,7 @@ class SymmetricMechanism:
 
     @property
     def n_orbits(self) -> int:
+        """Number of orbits (joint types) ``C(n + m² − 1, m² − 1)`` (a Python int)."""
         return orbit_count(self.m, self.n)
 
     @property
@@ -91,7 +111,19 @@ class SymmetricMechanism:
         return self._log_weights
 
     def log_weight(self, types: np.ndarray) -> np.ndarray:
-        """``ln W[x, y]`` for joint types of shape ``(..., m, m)``."""
+        """``ln W[x, y]`` for joint types of shape ``(..., m, m)``.
+
+        Parameters
+        ----------
+        types : numpy.ndarray
+            Joint types, integer arrays of shape ``(..., m, m)`` whose entries sum to ``n``
+            (see :meth:`joint_type`); not checked.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(...)``: ``ln W[x, y]`` of a pair of each type (``−inf`` where it is 0).
+        """
         types = np.asarray(types)
         if self.kernel is not None:
             log_b = _log(self.kernel)
@@ -102,14 +134,45 @@ class SymmetricMechanism:
         return self._log_weights[table.index(types)]
 
     def orbit_log_masses(self, prior: DatabasePrior) -> np.ndarray:
-        """``ln P(joint type = T)`` under the prior (the orbit's probability mass)."""
+        """``ln P(joint type = T)`` under the prior (the orbit's probability mass).
+
+        Parameters
+        ----------
+        prior : DatabasePrior
+            A prior with i.i.d. rows (its ``row_probs``, length ``m``, are used; its ``n``
+            is not compared with the mechanism's).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n_orbits,)``, in the order of :attr:`types`: natural logs of
+            probabilities, so ``≤ 0`` (``−inf`` for an orbit of probability 0).
+        """
         table = OrbitTable.get(self.m, self.n)
         log_px = log_prior_power(table.x_types, prior.row_probs)
         return table.log_pairs + log_px + self.log_weights
 
     # --- indices ------------------------------------------------------------------------
-    def digits(self, x) -> np.ndarray:
-        """The entries ``(x_1, …, x_n)`` of a database given by index or digit sequence."""
+    def digits(self, x: int | Sequence[int] | np.ndarray) -> np.ndarray:
+        """The entries ``(x_1, …, x_n)`` of a database given by index or digit sequence.
+
+        Parameters
+        ----------
+        x : int or sequence of int
+            A database: its index in ``0 … mⁿ−1`` (lexicographic, ``x_1`` most significant)
+            or its ``n`` symbols in ``0 … m−1``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n,)``, int64, entries in ``0 … m−1``.
+
+        Raises
+        ------
+        InputError
+            If an index lies outside ``0 … mⁿ−1`` or a sequence is not ``n`` symbols in
+            ``0 … m−1`` (field ``x``).
+        """
         if isinstance(x, (int, np.integer)):
             x = int(x)
             if not 0 <= x < self.size:
@@ -124,30 +187,124 @@ class SymmetricMechanism:
         return out
 
     def index(self, digits: Sequence[int]) -> int:
-        """Lexicographic index (x_1 most significant) of a digit sequence."""
+        """Lexicographic index (x_1 most significant) of a digit sequence.
+
+        Parameters
+        ----------
+        digits : sequence of int
+            ``n`` symbols in ``0 … m−1`` (an index is accepted too and returned unchanged).
+
+        Returns
+        -------
+        int
+            The index, in ``0 … mⁿ−1`` (a Python int, possibly huge).
+
+        Raises
+        ------
+        InputError
+            If ``digits`` is not ``n`` symbols in ``0 … m−1`` (field ``x``).
+        """
         out = 0
         for d in self.digits(digits):
             out = out * self.m + int(d)
         return out
 
-    def joint_type(self, x, y) -> np.ndarray:
-        """``T[a, b] = #{i : x_i = a, y_i = b}``."""
+    def joint_type(
+        self, x: int | Sequence[int] | np.ndarray, y: int | Sequence[int] | np.ndarray
+    ) -> np.ndarray:
+        """``T[a, b] = #{i : x_i = a, y_i = b}``.
+
+        Parameters
+        ----------
+        x, y : int or sequence of int
+            The input and the output database: each an index in ``0 … mⁿ−1`` (lexicographic,
+            ``x_1`` most significant) or ``n`` symbols in ``0 … m−1``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(m, m)``, int64, entries summing to ``n``.
+
+        Raises
+        ------
+        InputError
+            If ``x`` or ``y`` is an index outside ``0 … mⁿ−1`` or not ``n`` symbols in
+            ``0 … m−1`` (field ``x``).
+        """
         dx, dy = self.digits(x), self.digits(y)
         out = np.zeros((self.m, self.m), dtype=np.int64)
         np.add.at(out, (dx, dy), 1)
         return out
 
     # --- entries ------------------------------------------------------------------------
-    def log_probability(self, x, y) -> float:
-        """``ln p(y | x)``."""
+    def log_probability(
+        self, x: int | Sequence[int] | np.ndarray, y: int | Sequence[int] | np.ndarray
+    ) -> float:
+        """``ln p(y | x)``.
+
+        Parameters
+        ----------
+        x, y : int or sequence of int
+            The input and the output database: each an index in ``0 … mⁿ−1`` (lexicographic,
+            ``x_1`` most significant) or ``n`` symbols in ``0 … m−1``.
+
+        Returns
+        -------
+        float
+            ``ln p(y | x) ≤ 0`` (``−inf`` when it is 0).
+
+        Raises
+        ------
+        InputError
+            If ``x`` or ``y`` is an index outside ``0 … mⁿ−1`` or not ``n`` symbols in
+            ``0 … m−1`` (field ``x``).
+        """
         return float(self.log_weight(self.joint_type(x, y)))
 
-    def probability(self, x, y) -> float:
-        """``p(y | x)`` for databases given by index or digit sequence."""
+    def probability(
+        self, x: int | Sequence[int] | np.ndarray, y: int | Sequence[int] | np.ndarray
+    ) -> float:
+        """``p(y | x)`` for databases given by index or digit sequence.
+
+        Parameters
+        ----------
+        x, y : int or sequence of int
+            The input and the output database: each an index in ``0 … mⁿ−1`` (lexicographic,
+            ``x_1`` most significant) or ``n`` symbols in ``0 … m−1``.
+
+        Returns
+        -------
+        float
+            ``p(y | x)``, in ``[0, 1]``.
+
+        Raises
+        ------
+        InputError
+            If ``x`` or ``y`` is an index outside ``0 … mⁿ−1`` or not ``n`` symbols in
+            ``0 … m−1`` (field ``x``).
+        """
         return float(np.exp(self.log_probability(x, y)))
 
-    def row(self, x) -> np.ndarray:
-        """``p(· | x)`` as a dense vector over the ``mⁿ`` outputs (lexicographic order)."""
+    def row(self, x: int | Sequence[int] | np.ndarray) -> np.ndarray:
+        """``p(· | x)`` as a dense vector over the ``mⁿ`` outputs (lexicographic order).
+
+        Parameters
+        ----------
+        x : int or sequence of int
+            A database: its index in ``0 … mⁿ−1`` (lexicographic, ``x_1`` most significant)
+            or its ``n`` symbols in ``0 … m−1``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(mⁿ,)``, entries in ``[0, 1]`` summing to 1.
+
+        Raises
+        ------
+        InputError
+            If ``mⁿ`` exceeds :data:`MAX_DENSE_ROW` (field ``mechanism``) or ``x`` is not a
+            database (field ``x``).
+        """
         if self.size > MAX_DENSE_ROW:
             raise InputError(
                 f"a dense row has m**n = {self.size} entries (limit {MAX_DENSE_ROW}); use "
@@ -169,7 +326,25 @@ class SymmetricMechanism:
         return np.exp(self._log_weights)[table.lookup(keys)]
 
     def to_dense(self, max_size: int = MAX_DENSE) -> np.ndarray:
-        """The ``mⁿ × mⁿ`` matrix (only when ``mⁿ ≤ max_size``)."""
+        """The ``mⁿ × mⁿ`` matrix (only when ``mⁿ ≤ max_size``).
+
+        Parameters
+        ----------
+        max_size : int
+            The largest number of databases ``mⁿ`` accepted (default :data:`MAX_DENSE`,
+            4096).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``W[x, y] = p(y | x)``, shape ``(mⁿ, mⁿ)``, rows and columns in lexicographic
+            order.
+
+        Raises
+        ------
+        InputError
+            If ``mⁿ > max_size`` (field ``mechanism``).
+        """
         if self.size > max_size:
             raise InputError(
                 f"m**n = {self.size} databases exceed the dense limit {max_size}", "mechanism"
@@ -191,7 +366,10 @@ class SymmetricMechanism:
 
     # --- sampling -----------------------------------------------------------------------
     def sample(
-        self, x, rng: np.random.Generator | int | None = None, size: int | None = None
+        self,
+        x: int | Sequence[int] | np.ndarray,
+        rng: np.random.Generator | int | None = None,
+        size: int | None = None,
     ) -> np.ndarray:
         """Draw output databases ``y ~ p(· | x)`` without materialising anything.
 
@@ -207,6 +385,8 @@ class SymmetricMechanism:
         x : int or sequence of int
             The input database (index or digits).
         rng : numpy.random.Generator or int, optional
+            The random generator, or a seed for :func:`numpy.random.default_rng` (default:
+            fresh entropy).
         size : int, optional
             Number of independent draws; ``None`` for one.
 
@@ -215,6 +395,11 @@ class SymmetricMechanism:
         numpy.ndarray
             The digits ``(y_1, …, y_n)``, shape ``(n,)`` or ``(size, n)``;
             :meth:`index` converts one to an index.
+
+        Raises
+        ------
+        InputError
+            If ``x`` is not a database (field ``x``).
         """
         rng = np.random.default_rng(rng)
         dx = self.digits(x)
@@ -249,6 +434,9 @@ class SymmetricMechanism:
         Returns
         -------
         dict
+            Keys ``kind`` (``"symmetric"``), ``m``, ``n``, ``rule`` (the formula in words)
+            and either ``kernel`` (a list of ``m`` rows) or ``log_weights`` (a list of
+            floats, one per joint type).
         """
         out = {"kind": self.kind, "m": self.m, "n": self.n}
         if self.kernel is not None:
@@ -266,10 +454,20 @@ class SymmetricMechanism:
         Parameters
         ----------
         data : dict
+            A description as :meth:`describe` writes it: ``m``, ``n`` and either ``kernel``
+            or ``log_weights`` (``kind`` and ``rule`` are ignored).
 
         Returns
         -------
         SymmetricMechanism
+            The mechanism described (the kernel is taken as given: only its shape is
+            checked).
+
+        Raises
+        ------
+        InputError
+            If a key is missing, a value cannot be read as numbers, or the constructor
+            refuses the values (field ``mechanism``).
         """
         try:
             m, n = int(data["m"]), int(data["n"])
@@ -294,12 +492,21 @@ class SymmetricMechanism:
         Parameters
         ----------
         prior : DatabasePrior
-            With ``row_probs`` on the same ``(m, n)``.
+            With ``row_probs`` on the same ``(m, n)`` (``m`` is checked, ``n`` is not: the
+            mechanism's ``n`` is used).
 
         Returns
         -------
         dict
-            Notion → level (nats).
+            Notion → level (nats): the keys ``mutual_information``,
+            ``max_information_leakage``, ``pml``, ``maximal_leakage``,
+            ``information_privacy``, ``identifiability``, ``dp`` and ``ldp``, each ``≥ 0``.
+
+        Raises
+        ------
+        InputError
+            If the mechanism is not a product or the prior's rows are not i.i.d., or the
+            prior's ``m`` differs from the kernel's.
         """
         from privopt import measures
 

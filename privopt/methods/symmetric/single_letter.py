@@ -8,11 +8,16 @@ PD-MIP (Wang, Ying & Zhang 2016) reduce exactly to one row (the proof is in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq, linprog
 
 from privopt.measures import least_identifiability_level
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "single_row_lp",
@@ -26,7 +31,7 @@ MAX_RAY_SUPPORT = 12
 
 
 def single_row_lp(
-    row_probs, notion: str, epsilon: float, tol: float = 1e-10
+    row_probs: ArrayLike, notion: str, epsilon: float, tol: float = 1e-10
 ) -> tuple[str, np.ndarray | None, float, dict]:
     """The one-row LP behind the single-letter reduction (see the module docstring).
 
@@ -50,15 +55,38 @@ def single_row_lp(
 
     Rows of zero-probability symbols are unconstrained and set to the identity.
 
+    Parameters
+    ----------
+    row_probs : array_like
+        π, the pmf of one row: length ``m``, non-negative, summing to 1 (validated only when
+        two or more entries are positive).
+    notion : str
+        ``"dp"`` or ``"identifiability"`` (not checked: another name gives a meaningless
+        answer).
+    epsilon : float
+        ε ``≥ 0`` in nats; the ray form uses ``min(ε, 700)``.
+    tol : float
+        Primal and dual feasibility tolerance given to HiGHS (default 1e-10).
+
     Returns
     -------
     status : str
         ``"optimal"``, ``"infeasible"`` or ``"failed"``.
     kernel : numpy.ndarray or None
+        The optimal one-row channel ``B``, ``m × m`` row-stochastic; ``None`` when not
+        optimal.
     value : float
-        ``D₁*`` (nan when not optimal).
+        ``D₁*`` (nan when not optimal): the expected Hamming distortion of one row, in
+        ``[0, 1 − max π]``.
     certificate : dict
         ``dual_value`` (the LP dual objective, a lower bound on ``D₁*``) and ``duality_gap``.
+        Empty when infeasible; ``{"message": ...}`` (the solver's) when failed.
+
+    Raises
+    ------
+    InputError
+        If ``row_probs`` has two or more positive entries and is not a pmf (field
+        ``prior.probs``).
     """
     pi = np.asarray(row_probs, dtype=float)
     m = pi.size
@@ -221,6 +249,21 @@ def _entropy(p: np.ndarray) -> float:
 
 
 def one_row_mutual_information(pi: np.ndarray, kernel: np.ndarray) -> float:
+    """Mutual information ``Σ_a π_a Σ_b B[a,b] ln(B[a,b]/q_b)`` of one row, ``q = πB``.
+
+    Parameters
+    ----------
+    pi : numpy.ndarray
+        π, the pmf of one row, shape ``(m,)`` (not validated).
+    kernel : numpy.ndarray
+        The one-row channel ``B``, shape ``(m, m')``, row-stochastic (not validated).
+
+    Returns
+    -------
+    float
+        ``I`` in nats, in ``[0, H(π)]``; nan if a zero-probability symbol alone emits some
+        output (``0 · ∞``).
+    """
     q = pi @ kernel
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(kernel > 0, kernel * np.log(kernel / q[None, :]), 0.0)
@@ -228,19 +271,31 @@ def one_row_mutual_information(pi: np.ndarray, kernel: np.ndarray) -> float:
 
 
 def rate_distortion_hamming(
-    row_probs, *, distortion: float | None = None, rate: float | None = None
+    row_probs: ArrayLike, *, distortion: float | None = None, rate: float | None = None
 ) -> tuple[np.ndarray, float, float, dict]:
     """One-row Hamming rate–distortion: the optimal channel for a per-row distortion or rate.
 
     Give exactly one of ``distortion`` (per row, ``min I s.t. E d ≤ distortion``) or ``rate``
     (per row, nats; ``min E d s.t. I ≤ rate``).
 
+    Parameters
+    ----------
+    row_probs : array_like
+        π, the pmf of one row: length ``m``, non-negative, summing to 1 (not validated).
+    distortion : float, optional
+        Per-row expected Hamming distortion allowed: at least ``1 − max π`` gives the constant
+        channel to the most likely symbol, at most 0 the identity. Used when both are given.
+    rate : float, optional
+        Per-row mutual information allowed (nats): at least ``H(π)`` gives the identity, at
+        most 0 the constant channel.
+
     Returns
     -------
     kernel : numpy.ndarray
-        The optimal one-row channel.
+        The optimal one-row channel: ``m × m``, row-stochastic.
     dist, rate : float
-        Its distortion and mutual information (nats).
+        Its distortion and mutual information (nats): ``dist`` in ``[0, 1 − max π]``,
+        ``rate`` in ``[0, H(π)]``.
     certificate : dict
         ``slope`` (λ) and ``duality_gap``: the rate minus Csiszár's lower bound
         ``−λD − Σ π_a ln Z_a − ln max_b Σ_a π_a e^{−λ d(a,b)}/Z_a`` (≈ 0 at the optimum).
