@@ -578,3 +578,41 @@ def test_sweep_goes_through_the_fast_path_at_n30():
     for r in curve.records:
         # ε ≥ ε̃_X = ln(0.7/0.3): D*_DP = h(ε) for i.i.d. priors (module docstring)
         assert r["distortion"] == pytest.approx(cf.h(r["requested_epsilon"], 2, 30), abs=1e-9)
+
+
+def test_structured_mechanisms_read_from_files_are_checked():
+    """``audit --mechanism answer.json`` reads these descriptions: a kernel whose rows are
+    not pmfs, n < 1, a translation row of the wrong length or not a pmf were once accepted
+    (rows summing to 100, a 1 × 1 "mechanism"); a report for another prior than the
+    mechanism's was computed silently; a translation row index wrapped around."""
+    from privopt.methods.structured import from_description
+    from privopt.methods.symmetric.mechanism import SymmetricMechanism
+
+    bad = [
+        {"kind": "symmetric", "m": 2, "n": 2, "kernel": [[5, 5], [1, 1]]},
+        {"kind": "symmetric", "m": 2, "n": -1, "kernel": [[0.5, 0.5], [0.5, 0.5]]},
+        {"kind": "symmetric", "m": 2, "n": 2, "log_weights": [0.5, -1.0, -2.0]},
+        {"kind": "translation_invariant", "m": 2, "n": 2, "f": [1.0]},
+        {"kind": "translation_invariant", "m": 2, "n": 1, "f": [3, 1]},
+    ]
+    for description in bad:
+        with pytest.raises(po.InputError):
+            from_description(description)
+    kernel = SymmetricMechanism(2, 3, kernel=[[0.9, 0.1], [0.1, 0.9]])
+    with pytest.raises(po.InputError, match="2\\^5"):
+        kernel.leakage(po.DatabasePrior(2, 5, row_probs=[0.5, 0.5]))
+    one_row = po.measures.ldp_level([0.5, 0.5], [[0.9, 0.1], [0.1, 0.9]])
+    assert kernel.leakage(po.DatabasePrior(2, 3, row_probs=[0.5, 0.5]))["ldp"] == pytest.approx(
+        3 * one_row
+    )
+    row = from_description(
+        {"kind": "translation_invariant", "m": 2, "n": 2, "f": [0.7, 0.1, 0.1, 0.1]}
+    )
+    with pytest.raises(po.InputError, match="outside"):
+        row.row(5)
+    with pytest.raises(po.InputError, match="uniform prior"):
+        row.leakage(po.Prior([0.4, 0.3, 0.2, 0.1]))
+    zero = from_description(
+        {"kind": "translation_invariant", "m": 2, "n": 2, "f": [0.7, 0.3, 0, 0]}
+    )
+    assert zero.leakage(po.Prior([0.25] * 4))["information_privacy"] == np.inf

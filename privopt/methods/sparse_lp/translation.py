@@ -125,15 +125,24 @@ class TranslationInvariantMechanism:
         Parameters
         ----------
         i : int
-            The input index, in ``0 … mⁿ−1`` (not checked: larger ones wrap around).
+            The input index, in ``0 … mⁿ−1``.
 
         Returns
         -------
         numpy.ndarray
             Shape ``(mⁿ,)``: ``p(u | i)`` over the outputs ``u``.
         """
+        i = self._index(i)
         u = np.arange(self.group.size)
         return self.f[self.group.combine(u, np.full_like(u, i), -1)]
+
+    def _index(self, i) -> int:
+        """``i`` as an input index, refused outside ``0 … mⁿ−1``."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise InputError(f"expected an input index, got {i!r}", "input")
+        if not 0 <= int(i) < self.group.size:
+            raise InputError(f"input index {i} outside 0..{self.group.size - 1}", "input")
+        return int(i)
 
     def sample(self, i: int, rng: np.random.Generator | int | None = None) -> int:
         """Draw an output for input ``i``: ``u = i + z`` with ``z ~ f``.
@@ -141,7 +150,7 @@ class TranslationInvariantMechanism:
         Parameters
         ----------
         i : int
-            The input index, in ``0 … mⁿ−1`` (not checked: larger ones wrap around).
+            The input index, in ``0 … mⁿ−1``.
         rng : numpy.random.Generator or int, optional
             The random generator, or a seed for :func:`numpy.random.default_rng` (default:
             fresh entropy).
@@ -151,6 +160,7 @@ class TranslationInvariantMechanism:
         int
             The output index, in ``0 … mⁿ−1``.
         """
+        i = self._index(i)
         rng = np.random.default_rng(rng)
         z = int(rng.choice(self.group.size, p=self.f / self.f.sum()))
         return int(self.group.combine(np.array(i), np.array(z), 1))
@@ -213,8 +223,8 @@ class TranslationInvariantMechanism:
         Parameters
         ----------
         prior : Prior or DatabasePrior
-            The uniform prior the mechanism was designed for (not read: the report assumes
-            it).
+            The uniform prior the mechanism was designed for (checked: another prior, or
+            another size, is refused).
 
         Returns
         -------
@@ -223,8 +233,19 @@ class TranslationInvariantMechanism:
             ``max_information_leakage``, ``pml``, ``maximal_leakage``,
             ``information_privacy``, ``identifiability``, ``dp`` and ``ldp``, each ``≥ 0``
             (``inf`` for the ratio levels when ``f`` has a zero).
+
+        Raises
+        ------
+        InputError
+            If ``prior`` is not uniform on the mechanism's ``mⁿ`` inputs.
         """
         f, N = self.f, self.group.size
+        if not _uniform_on(prior, N):
+            raise InputError(
+                f"the report of a translation-invariant mechanism holds for the uniform prior "
+                f"on its {N} inputs only; audit the dense matrix for another prior",
+                "prior",
+            )
         pos = f[f > 0]
         entropy = float(-(pos * np.log(pos)).sum())
         ratio = float(np.log(f.max() / f.min())) if f.min() > 0 else float("inf")
@@ -233,7 +254,10 @@ class TranslationInvariantMechanism:
             "max_information_leakage": max(float(np.log(N)) - entropy, 0.0),
             "pml": max(float(np.log(N * f.max())), 0.0),
             "maximal_leakage": max(float(np.log(N * f.max())), 0.0),
-            "information_privacy": float(np.abs(np.log(N * pos)).max()),
+            # p(u|x) = 0 < e^{−ε}/N fails the lower ratio at every ε
+            "information_privacy": (
+                float(np.abs(np.log(N * f)).max()) if f.min() > 0 else float("inf")
+            ),
             "identifiability": ratio,
             "dp": ratio,
             "ldp": ratio,
@@ -269,6 +293,22 @@ class TranslationInvariantMechanism:
         }
 
 
+def _uniform_on(prior, size: int) -> bool:
+    """Whether ``prior`` is the uniform pmf on ``size`` inputs (i.i.d. database rows are
+    read from their row pmf, never materialised)."""
+    if getattr(prior, "is_joint", False):
+        return False
+    if isinstance(prior, DatabasePrior) and prior.is_iid:
+        rows = np.asarray(prior.row_probs, dtype=float)
+        return prior.size == size and bool(np.allclose(rows, 1.0 / prior.m, atol=1e-12))
+    probs = getattr(prior, "probs", None)
+    return (
+        probs is not None
+        and np.size(probs) == size
+        and bool(np.allclose(probs, 1.0 / size, atol=1e-12))
+    )
+
+
 def _from_description(data: dict) -> TranslationInvariantMechanism:
     """The mechanism of :meth:`TranslationInvariantMechanism.describe`.
 
@@ -289,13 +329,21 @@ def _from_description(data: dict) -> TranslationInvariantMechanism:
     """
     try:
         group = Translations(int(data["m"]), int(data["n"]))
-        return TranslationInvariantMechanism(np.asarray(data["f"], dtype=float), group)
+        f = np.asarray(data["f"], dtype=float)
     except (KeyError, TypeError, ValueError) as exc:
-        from privopt.errors import InputError
-
         raise InputError(
             f"not a translation-invariant mechanism description ({exc})", "mechanism"
         ) from None
+    if group.m < 2 or group.n < 1:
+        raise InputError(f"needs m ≥ 2 and n ≥ 1, got m = {group.m}, n = {group.n}", "mechanism")
+    if f.shape != (group.size,) or not np.isfinite(f).all():
+        raise InputError(
+            f"f must hold {group.size} finite numbers (one per translation), got shape {f.shape}",
+            "mechanism.f",
+        )
+    if f.min() < -1e-12 or abs(float(f.sum()) - 1.0) > 1e-9:
+        raise InputError("f must be a pmf (non-negative, summing to 1)", "mechanism.f")
+    return TranslationInvariantMechanism(np.clip(f, 0.0, None), group)
 
 
 TranslationInvariantMechanism.from_description = staticmethod(_from_description)

@@ -460,24 +460,40 @@ class SymmetricMechanism:
         Returns
         -------
         SymmetricMechanism
-            The mechanism described (the kernel is taken as given: only its shape is
-            checked).
+            The mechanism described.
 
         Raises
         ------
         InputError
-            If a key is missing, a value cannot be read as numbers, or the constructor
-            refuses the values (field ``mechanism``).
+            If a key is missing, a value cannot be read as numbers, ``m < 2`` or ``n < 1``,
+            the kernel is not ``m × m`` with rows that are pmfs, or a log-weight is positive
+            or nan.
         """
         try:
             m, n = int(data["m"]), int(data["n"])
-            if "kernel" in data:
-                return cls(m, n, kernel=np.asarray(data["kernel"], dtype=float))
-            return cls(m, n, log_weights=np.asarray(data["log_weights"], dtype=float))
+            kernel = np.asarray(data["kernel"], dtype=float) if "kernel" in data else None
+            log_weights = (
+                None if kernel is not None else np.asarray(data["log_weights"], dtype=float)
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(
                 f"not a symmetric mechanism description ({exc})", "mechanism"
             ) from None
+        if m < 2 or n < 1:
+            raise InputError(f"needs m ≥ 2 and n ≥ 1, got m = {m}, n = {n}", "mechanism")
+        if kernel is not None:
+            if kernel.shape != (m, m) or not np.isfinite(kernel).all():
+                raise InputError(f"kernel must be {m}×{m} finite numbers", "mechanism.kernel")
+            if kernel.min() < -1e-12 or np.abs(kernel.sum(axis=1) - 1.0).max() > 1e-9:
+                raise InputError(
+                    "kernel rows must be pmfs (non-negative, summing to 1)", "mechanism.kernel"
+                )
+            return cls(m, n, kernel=np.clip(kernel, 0.0, None))
+        if np.isnan(log_weights).any() or (log_weights > 1e-12).any():
+            raise InputError(
+                "log_weights must be logs of probabilities (≤ 0, no nan)", "mechanism.log_weights"
+            )
+        return cls(m, n, log_weights=log_weights)
 
     def leakage(self, prior: DatabasePrior) -> dict[str, float]:
         """The standard leakage report, computed on the one-row kernel (product mechanisms on
@@ -492,8 +508,7 @@ class SymmetricMechanism:
         Parameters
         ----------
         prior : DatabasePrior
-            With ``row_probs`` on the same ``(m, n)`` (``m`` is checked, ``n`` is not: the
-            mechanism's ``n`` is used).
+            With ``row_probs`` on the same ``(m, n)`` (both checked).
 
         Returns
         -------
@@ -506,13 +521,19 @@ class SymmetricMechanism:
         ------
         InputError
             If the mechanism is not a product or the prior's rows are not i.i.d., or the
-            prior's ``m`` differs from the kernel's.
+            prior's ``(m, n)`` differs from the mechanism's.
         """
         from privopt import measures
 
         if self.kernel is None or not getattr(prior, "is_iid", False):
             raise InputError(
                 "the structured report needs a product mechanism and i.i.d. rows", "mechanism"
+            )
+        if (prior.m, prior.n) != (self.m, self.n):
+            raise InputError(
+                f"the prior is on {prior.m}^{prior.n} databases, the mechanism on "
+                f"{self.m}^{self.n}",
+                "prior",
             )
         one, kern, n = prior.row_probs, self.kernel, self.n
         return {
