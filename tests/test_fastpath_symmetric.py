@@ -616,3 +616,17 @@ def test_structured_mechanisms_read_from_files_are_checked():
         {"kind": "translation_invariant", "m": 2, "n": 2, "f": [0.7, 0.3, 0, 0]}
     )
     assert zero.leakage(po.Prior([0.25] * 4))["information_privacy"] == np.inf
+
+
+def test_one_row_programs_refuse_what_they_cannot_answer():
+    """The one-row LP answered "optimal" for any notion name; the one-row rate–distortion
+    raised TypeError without a target."""
+    from privopt.methods.symmetric.single_letter import rate_distortion_hamming, single_row_lp
+
+    with pytest.raises(po.InputError, match="dp and identifiability"):
+        single_row_lp([0.6, 0.4], "pml", 1.0)
+    with pytest.raises(po.InputError, match="exactly one"):
+        rate_distortion_hamming([0.5, 0.5])
+    with pytest.raises(po.InputError):
+        rate_distortion_hamming([0.5, 0.5], distortion=float("nan"))
+    assert single_row_lp([0.6, 0.4], "dp", 1.0)[0] == "optimal"

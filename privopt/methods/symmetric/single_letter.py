@@ -14,7 +14,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq, linprog
 
+from privopt.errors import InputError
 from privopt.measures import least_identifiability_level
+from privopt.validation import check_level, check_number
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
@@ -61,8 +63,7 @@ def single_row_lp(
         π, the pmf of one row: length ``m``, non-negative, summing to 1 (validated only when
         two or more entries are positive).
     notion : str
-        ``"dp"`` or ``"identifiability"`` (not checked: another name gives a meaningless
-        answer).
+        ``"dp"`` or ``"identifiability"``.
     epsilon : float
         ε ``≥ 0`` in nats; the ray form uses ``min(ε, 700)``.
     tol : float
@@ -85,9 +86,13 @@ def single_row_lp(
     Raises
     ------
     InputError
-        If ``row_probs`` has two or more positive entries and is not a pmf (field
+        If ``notion`` is neither ``"dp"`` nor ``"identifiability"``, ``epsilon`` is not a
+        level, or ``row_probs`` has two or more positive entries and is not a pmf (field
         ``prior.probs``).
     """
+    if notion not in ("dp", "identifiability"):
+        raise InputError(f"the one-row LP is for dp and identifiability, not {notion!r}", "notion")
+    epsilon = check_level(epsilon, "epsilon")
     pi = np.asarray(row_probs, dtype=float)
     m = pi.size
     sup = np.flatnonzero(pi > 0)
@@ -299,7 +304,19 @@ def rate_distortion_hamming(
     certificate : dict
         ``slope`` (λ) and ``duality_gap``: the rate minus Csiszár's lower bound
         ``−λD − Σ π_a ln Z_a − ln max_b Σ_a π_a e^{−λ d(a,b)}/Z_a`` (≈ 0 at the optimum).
+
+    Raises
+    ------
+    InputError
+        Unless exactly one of ``distortion`` (a number ``≥ 0``) and ``rate`` (a level ``≥ 0``)
+        is given.
     """
+    if (distortion is None) == (rate is None):
+        raise InputError("give exactly one of 'distortion' and 'rate'", "distortion")
+    if distortion is not None:
+        distortion = check_number(distortion, "distortion")
+    else:
+        rate = check_level(rate, "rate")
     pi = np.asarray(row_probs, dtype=float)
     m = pi.size
     d_max = 1.0 - pi.max()  # constant output at the most likely symbol
