@@ -27,13 +27,13 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _Setting, _with_unit, leakage_capacity, pml_level
-from privopt.model import DatabasePrior, as_matrix, as_prior
-from privopt.model._validate import as_pmf
+from privopt.model import DatabasePrior, Mechanism, as_matrix, as_prior
+from privopt.model._validate import as_pmf, as_positive_int, as_stochastic_matrix
+from privopt.validation import check_number
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
 
-    from privopt.model import Mechanism
     from privopt.model.types import PriorLike
 
 __all__ = [
@@ -115,9 +115,9 @@ def attribute_kernel(attribute: ArrayLike, n_secrets: int) -> np.ndarray:
     ------
     InputError
         If a 1-D ``attribute`` is not ``|X|`` integers ``≥ 0`` or a kernel has not ``|X|``
-        rows (field ``attribute``), or a kernel is not row-stochastic (reported under the
-        field ``mechanism``).
+        rows or is not row-stochastic (field ``attribute``).
     """
+    n_secrets = as_positive_int(n_secrets, "n_secrets", minimum=1)
     arr = np.asarray(attribute)
     if arr.ndim == 1:
         if arr.size != n_secrets or not np.issubdtype(arr.dtype, np.integer) or (arr < 0).any():
@@ -128,7 +128,11 @@ def attribute_kernel(attribute: ArrayLike, n_secrets: int) -> np.ndarray:
         out = np.zeros((n_secrets, int(arr.max()) + 1))
         out[np.arange(n_secrets), arr] = 1.0
         return out
-    kernel = as_matrix(arr)
+    kernel = (
+        attribute.matrix
+        if isinstance(attribute, Mechanism)
+        else as_stochastic_matrix(attribute, "attribute")
+    )
     if kernel.shape[0] != n_secrets:
         raise InputError(
             f"has {kernel.shape[0]} rows but the secret has {n_secrets} values", "attribute"
@@ -395,7 +399,7 @@ def lower_entropy_disclosed_attribute(
     u1 = int(np.argmax(post[seen][int(np.argmax(best))]))
     p_u = prior.secret_probs @ kernel
     threshold = (p_u.max() - p_u[u1]) / (1 - p_u[u1]) if p_u[u1] < 1 else 0.0
-    lam = 0.5 * (threshold + 1.0) if lam is None else float(lam)
+    lam = 0.5 * (threshold + 1.0) if lam is None else check_number(lam, "lam")
     if not (threshold < lam < 1):
         raise InputError(f"must lie in ({threshold:.6g}, 1) for this attribute", "lam")
     k = kernel.shape[1]
@@ -426,7 +430,9 @@ def absolute_disclosure_bound(
     Returns
     -------
     float
-        The bound (0 when ``C = ∞``), in nats, in ``[0, ln 1/(1 − q_min)]``.
+        The bound (0 when ``C = ∞``), in nats, in ``[0, ln 1/(1 − q_min)]``; ``inf`` for a
+        single secret (``q_min = 1``: no attribute is non-constant, so the theorem holds for
+        every level, the limit of the bound as ``q_min → 1``).
 
     Other Parameters
     ----------------
@@ -436,13 +442,23 @@ def absolute_disclosure_bound(
     Raises
     ------
     InputError
-        If ``adversary_prior`` is not a pmf or has a zero entry, the mechanism is not
-        row-stochastic, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
+        If ``adversary_prior`` is not a pmf, has a zero entry or has not one entry per row
+        of the mechanism, the mechanism is not row-stochastic, or ``unit`` is neither
+        ``"nats"`` nor ``"bits"``.
     """
     q = as_pmf(adversary_prior, "adversary_prior")
     q_min = float(q.min())
     if q_min <= 0:
         raise InputError("Theorem 3.7 is about full-support adversaries", "adversary_prior")
+    rows = as_matrix(mechanism).shape[0]
+    if q.size != rows:
+        raise InputError(
+            f"has {q.size} entries but the mechanism has {rows} rows: give one probability "
+            "per secret",
+            "adversary_prior",
+        )
+    if q_min >= 1.0:
+        return float("inf")
     capacity = leakage_capacity(mechanism)
     return float(np.log1p(q_min / (1 - q_min) * np.exp(-capacity)))
 
@@ -501,7 +517,7 @@ def minimal_disclosure_mechanism(prior: PriorLike, alpha: float) -> np.ndarray:
     InputError
         If α is not in ``(0, 1]`` or the prior is malformed.
     """
-    alpha = float(alpha)
+    alpha = check_number(alpha, "alpha")
     if not 0 < alpha <= 1:
         raise InputError(f"must lie in (0, 1], got {alpha}", "alpha")
     p = as_prior(prior).secret_probs
@@ -513,6 +529,7 @@ def _entry_joint(prior: DatabasePrior, mechanism, entry: int) -> np.ndarray:
     """``P(D_i = d, Y = y)`` as an ``m × |Y|`` array."""
     if not isinstance(prior, DatabasePrior):
         raise InputError("needs a DatabasePrior (the entries of a database)", "prior")
+    entry = as_positive_int(entry, "entry", minimum=0)
     if not 0 <= entry < prior.n:
         raise InputError(f"must lie in 0..{prior.n - 1}, got {entry}", "entry")
     W = as_matrix(mechanism)
@@ -560,7 +577,7 @@ def entry_pml_per_output(
         ``0 … n−1``, the mechanism is not row-stochastic with ``mⁿ`` rows, or ``unit`` is
         neither ``"nats"`` nor ``"bits"``.
     """
-    joint = _entry_joint(prior, mechanism, int(entry))
+    joint = _entry_joint(prior, mechanism, entry)
     p_d = joint.sum(axis=1)
     keep = p_d > 0
     p_y = joint.sum(axis=0)
@@ -597,7 +614,9 @@ def entry_pml_level(prior: DatabasePrior, mechanism: Mechanism | ArrayLike) -> f
     Raises
     ------
     InputError
-        If the mechanism is not row-stochastic with ``mⁿ`` rows, or ``unit`` is neither
-        ``"nats"`` nor ``"bits"``.
+        If ``prior`` is not a :class:`~privopt.model.DatabasePrior`, the mechanism is not
+        row-stochastic with ``mⁿ`` rows, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
+    if not isinstance(prior, DatabasePrior):
+        raise InputError("needs a DatabasePrior (the entries of a database)", "prior")
     return float(max(entry_pml_per_output(prior, mechanism, i).max() for i in range(prior.n)))

@@ -57,6 +57,24 @@ def _joint_and_product(prior, mechanism) -> tuple[np.ndarray, np.ndarray]:
     return joint.ravel(), product.ravel()
 
 
+def _apply_f(f, t: np.ndarray) -> np.ndarray:
+    """``f(t)`` for a vectorised ``f``, refused under the field ``f`` when ``f`` is not
+    callable or does not return one number per entry of ``t``."""
+    if not callable(f):
+        raise InputError(f"expected a function of an array, got {type(f).__name__} {f!r:.60}", "f")
+    try:
+        values = np.asarray(f(t), dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("must return an array of numbers", "f") from None
+    if values.shape != t.shape:
+        raise InputError(
+            f"must be vectorised: called on an array of shape {t.shape} it returned shape "
+            f"{values.shape} (use e.g. numpy functions, or numpy.vectorize)",
+            "f",
+        )
+    return values
+
+
 def f_information(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, f: Callable[[np.ndarray], np.ndarray]
 ) -> float:
@@ -85,13 +103,14 @@ def f_information(
     Raises
     ------
     InputError
-        If ``f`` does not vanish at 1 (within 1e-12), or the prior or the mechanism is
-        malformed or the mechanism does not have one row per input of the prior.
+        If ``f`` is not callable, does not return one number per ratio, or does not vanish
+        at 1 (within 1e-12) (field ``f``), or the prior or the mechanism is malformed or the
+        mechanism does not have one row per input of the prior.
     """
-    if abs(float(np.asarray(f(np.array([1.0])))[0])) > 1e-12:
+    if not abs(float(_apply_f(f, np.array([1.0]))[0])) <= 1e-12:
         raise InputError("an f-information needs f(1) = 0", "f")
     joint, product = _joint_and_product(prior, mechanism)
-    return float(np.sum(product * f(joint / product)))
+    return float(np.sum(product * _apply_f(f, joint / product)))
 
 
 def chi_square_information(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
@@ -172,10 +191,10 @@ def hockey_stick_divergence(
     Raises
     ------
     InputError
-        If ``eps`` is not a finite number (field ``epsilon``), or the prior or the mechanism
+        If ``eps`` is not a finite number (field ``eps``), or the prior or the mechanism
         is malformed or the mechanism does not have one row per input of the prior.
     """
-    eps = check_number(eps, "epsilon", minimum=-math.inf)
+    eps = check_number(eps, "eps", minimum=-math.inf)
     joint, product = _joint_and_product(prior, mechanism)
     return float(np.clip(joint - np.exp(eps) * product, 0.0, None).sum())
 
@@ -300,15 +319,16 @@ def f_information_pml_bound(
     Raises
     ------
     InputError
-        If ``f_at_zero`` is not finite, or the prior or the mechanism is malformed or the
+        If ``f_at_zero`` is not a finite number, ``f`` is not callable or does not return one
+        number per entry (field ``f``), or the prior or the mechanism is malformed or the
         mechanism does not have one row per input of the prior.
     """
-    f_at_zero = float(f_at_zero)
-    if not np.isfinite(f_at_zero):
-        raise InputError("Prop. 8 needs a finite f(0+)", "f_at_zero")
+    f_at_zero = check_number(f_at_zero, "f_at_zero", minimum=-math.inf)
+    if not callable(f):
+        raise InputError(f"expected a function of an array, got {type(f).__name__} {f!r:.60}", "f")
     st = _Setting(prior, mechanism)
     ell = pml_per_output(st.prior, st.W)[st.u_mask]
-    return float(st.pu @ np.maximum(f(np.exp(ell)), f_at_zero))
+    return float(st.pu @ np.maximum(_apply_f(f, np.exp(ell)), f_at_zero))
 
 
 def total_variation_pml_bound(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
@@ -365,7 +385,7 @@ def total_variation_maximal_leakage_bound(
 
 
 def _tail_args(eps, delta, eps_max) -> tuple[float, float, float]:
-    eps, eps_max = check_number(eps, "epsilon"), check_number(eps_max, "eps_max")
+    eps, eps_max = check_number(eps, "eps"), check_number(eps_max, "eps_max")
     return eps, _check_delta(delta), eps_max
 
 
@@ -394,7 +414,7 @@ def total_variation_tail_bound(eps: float, delta: float, eps_max: float) -> floa
     Raises
     ------
     InputError
-        If ``eps`` or ``eps_max`` is not a finite number ``≥ 0`` (fields ``epsilon`` and
+        If ``eps`` or ``eps_max`` is not a finite number ``≥ 0`` (fields ``eps`` and
         ``eps_max``) or ``delta`` is not in ``[0, 1]``.
     """
     eps, delta, eps_max = _tail_args(eps, delta, eps_max)
@@ -427,7 +447,7 @@ def mutual_information_tail_bound(eps: float, delta: float, eps_max: float) -> f
     Raises
     ------
     InputError
-        If ``eps`` or ``eps_max`` is not a finite number ``≥ 0`` (fields ``epsilon`` and
+        If ``eps`` or ``eps_max`` is not a finite number ``≥ 0`` (fields ``eps`` and
         ``eps_max``) or ``delta`` is not in ``[0, 1]``.
     """
     eps, delta, eps_max = _tail_args(eps, delta, eps_max)

@@ -24,7 +24,8 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _Setting, _with_unit
-from privopt.validation import check_numbers
+from privopt.model._validate import as_positive_int, as_stochastic_matrix
+from privopt.validation import check_number, check_numbers
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
@@ -58,6 +59,16 @@ def _as_gain(gain, n_secrets: int) -> np.ndarray:
     if not np.isfinite(g).all() or (g < 0).any():
         raise InputError("entries must be finite and ≥ 0 (a gain g: X × X̂ → R+)", "gain")
     return g
+
+
+def _as_kernel(kernel) -> np.ndarray:
+    """A row-stochastic kernel ``P_{U|X}`` (a :class:`~privopt.model.Mechanism` or a matrix),
+    refused under the field ``kernel``."""
+    from privopt.model import Mechanism
+
+    if isinstance(kernel, Mechanism):
+        return kernel.matrix
+    return as_stochastic_matrix(kernel, "kernel")
 
 
 def _posteriors(st: _Setting) -> np.ndarray:
@@ -161,13 +172,13 @@ def membership_gain(membership: ArrayLike) -> np.ndarray:
     Raises
     ------
     InputError
-        If ``membership`` is not a 1-D or 2-D array with at least one column, or ``2^k``
-        exceeds :data:`MAX_GUESSES`.
+        If ``membership`` is not a 1-D or 2-D array with at least one row and one column,
+        or ``2^k`` exceeds :data:`MAX_GUESSES`.
     """
     mem = np.asarray(membership)
     if mem.ndim == 1:
         mem = mem[:, None]
-    if mem.ndim != 2 or mem.shape[1] == 0:
+    if mem.ndim != 2 or 0 in mem.shape:
         raise InputError(
             f"must be a |X| × k array of booleans, got shape {mem.shape}", "membership"
         )
@@ -230,14 +241,13 @@ def metric_gain(distance: ArrayLike, scale: float = 1.0) -> np.ndarray:
     Raises
     ------
     InputError
-        If ``distance`` is not a 2-D array of finite numbers ``≥ 0`` or ``scale`` is not a
-        finite number ``> 0``.
+        If ``distance`` is not a non-empty 2-D array of finite numbers ``≥ 0`` or ``scale``
+        is not a finite number ``> 0``.
     """
-    rho = np.asarray(distance, dtype=float)
-    if rho.ndim != 2 or not np.isfinite(rho).all() or (rho < 0).any():
-        raise InputError("must be a 2-d array of finite distances ≥ 0", "distance")
-    if not (np.isfinite(scale) and scale > 0):
-        raise InputError(f"must be a finite number > 0, got {scale}", "scale")
+    rho = check_numbers(distance, "distance")
+    if rho.ndim != 2 or 0 in rho.shape or not np.isfinite(rho).all():
+        raise InputError("must be a non-empty 2-d array of finite distances ≥ 0", "distance")
+    scale = check_number(scale, "scale", strict=True)
     return np.exp(-rho / scale)
 
 
@@ -290,11 +300,9 @@ def gain_of_randomized_function(kernel: ArrayLike) -> np.ndarray:
     Raises
     ------
     InputError
-        If ``kernel`` is not row-stochastic (reported under the field ``mechanism``).
+        If ``kernel`` is not row-stochastic (field ``kernel``).
     """
-    from privopt.model import as_matrix
-
-    return as_matrix(kernel).copy()
+    return _as_kernel(kernel).copy()
 
 
 @_with_unit
@@ -330,14 +338,11 @@ def randomized_function_leakage_per_output(
     ------
     InputError
         If the prior or the mechanism is malformed, the mechanism does not have one row per
-        input of the prior, ``kernel`` is not row-stochastic (reported under the field
-        ``mechanism``) or has not one row per secret, or ``unit`` is neither ``"nats"`` nor
-        ``"bits"``.
+        input of the prior, ``kernel`` is not row-stochastic or has not one row per secret
+        (field ``kernel``), or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    from privopt.model import as_matrix
-
     st = _Setting(prior, mechanism)
-    k = as_matrix(kernel)
+    k = _as_kernel(kernel)
     if k.shape[0] != st.p.size:
         raise InputError(f"needs {st.p.size} rows (one per secret), got {k.shape[0]}", "kernel")
     k = k[st.s_mask]
@@ -391,7 +396,7 @@ def randomized_function_of_gain(
     """
     st = _Setting(prior, mechanism)
     g = _as_gain(gain, st.p.size)
-    y = int(output)
+    y = as_positive_int(output, "output", minimum=0)
     if not (0 <= y < st.p_u.size) or st.p_u[y] <= 0:
         raise InputError(f"must be an output of positive probability, got {output}", "output")
     post = np.zeros(st.p.size)
@@ -413,6 +418,10 @@ def randomized_function_of_gain(
 
 
 def _positive(value, field: str) -> int:
-    if isinstance(value, bool) or int(value) != value or int(value) < 1:
-        raise InputError(f"must be a positive integer, got {value!r}", field)
-    return int(value)
+    """An integer ``≥ 1`` (an integral float such as ``3.0`` is accepted)."""
+    if isinstance(value, (float, np.floating)):
+        number = check_number(value, field, minimum=1.0)
+        if number != math.floor(number):
+            raise InputError(f"must be a positive integer, got {value!r}", field)
+        value = int(number)
+    return as_positive_int(value, field, minimum=1)

@@ -26,9 +26,9 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import _check_delta, _tail_threshold
-from privopt.model import NeighborRelation, all_pairs, as_matrix
+from privopt.model import NeighborRelation, as_matrix
 from privopt.model._validate import as_pmf
-from privopt.validation import check_level
+from privopt.validation import check_level, check_number, check_numbers, resolve_neighbors
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
@@ -47,8 +47,28 @@ __all__ = [
 ]
 
 
-def _pairs(size: int, neighbors: NeighborRelation | None) -> NeighborRelation:
-    return all_pairs(size) if neighbors is None else neighbors
+def _pairs(size: int, neighbors) -> NeighborRelation:
+    """The relation on the ``size`` rows: ``None`` (all pairs), ``"all"``, a list of pairs of
+    row indices or a :class:`~privopt.model.NeighborRelation` on ``size`` symbols."""
+    return resolve_neighbors(np.full(size, 1.0 / size), neighbors, "neighbors")
+
+
+def _vector(values, field: str) -> np.ndarray:
+    """A non-empty vector of finite numbers (a nested list is flattened)."""
+    v = check_numbers(values, field, minimum=-np.inf).ravel()
+    if v.size == 0 or not np.isfinite(v).all():
+        raise InputError("must be a non-empty list of finite numbers", field)
+    return v
+
+
+def _covariance(cov, n: int) -> np.ndarray:
+    """An ``n × n`` matrix of finite numbers."""
+    c = check_numbers(cov, "cov", minimum=-np.inf)
+    if c.shape != (n, n) or not np.isfinite(c).all():
+        raise InputError(
+            f"must be a {n} × {n} matrix of finite numbers, got shape {c.shape}", "cov"
+        )
+    return c
 
 
 def _pair_log_ratios(W: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +79,9 @@ def _pair_log_ratios(W: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndar
 
 
 def probabilistic_dp_delta(
-    mechanism: Mechanism | ArrayLike, eps: float, neighbors: NeighborRelation | None = None
+    mechanism: Mechanism | ArrayLike,
+    eps: float,
+    neighbors: NeighborRelation | str | Sequence | None = None,
 ) -> float:
     """Least δ of (ε,δ)-probabilistic DP: ``max_{x∼x'} P_{T∼W[x,·]}[W[x,T] > e^ε W[x',T]]``
     ([Bon-Persuasive] Def. 7; equal to (L, ℋ, ε, δ)-persuasive privacy by Prop. 6).
@@ -70,10 +92,10 @@ def probabilistic_dp_delta(
         ``W[x, t]``: row-stochastic, one row per database ``x``.
     eps : float
         ε ≥ 0 (nats); ``inf`` gives δ = 0.
-    neighbors : NeighborRelation, optional
-        Ordered neighbouring pairs (default: all pairs), indices into the rows of the
-        mechanism. Only a :class:`~privopt.model.NeighborRelation` object: names such as
-        ``"hamming"`` and lists of pairs are not resolved here.
+    neighbors : NeighborRelation, "all", list of pairs or None
+        The neighbouring rows (default ``None``: all pairs): a
+        :class:`~privopt.model.NeighborRelation` on as many symbols as the mechanism has
+        rows, ``"all"``, or pairs ``[(a, b), …]`` of row indices (symmetrised).
 
     Returns
     -------
@@ -83,11 +105,12 @@ def probabilistic_dp_delta(
     Raises
     ------
     InputError
-        If the mechanism is not row-stochastic or ε is not a number ``≥ 0`` (field
-        ``epsilon``).
+        If the mechanism is not row-stochastic, ε is not a number ``≥ 0`` (field ``eps``),
+        or ``neighbors`` is not a relation on the rows of the mechanism (field
+        ``neighbors``).
     """
     W = as_matrix(mechanism)
-    eps = check_level(eps, "epsilon")
+    eps = check_level(eps, "eps")
     worst = 0.0
     rel = _pairs(W.shape[0], neighbors)
     for a, b in zip(rel.left, rel.right, strict=True):
@@ -99,7 +122,7 @@ def probabilistic_dp_delta(
 def probabilistic_dp_level(
     mechanism: Mechanism | ArrayLike,
     delta: float = 0.0,
-    neighbors: NeighborRelation | None = None,
+    neighbors: NeighborRelation | str | Sequence | None = None,
 ) -> float:
     """Least ε of (ε,δ)-probabilistic DP ([Bon-Persuasive] Def. 7); δ = 0 is the pure DP
     level (infinite when some ``W[x,t] > 0 = W[x',t]`` for neighbours).
@@ -110,9 +133,8 @@ def probabilistic_dp_level(
         ``W[x, t]``: row-stochastic, one row per database ``x``.
     delta : float
         δ in ``[0, 1]``.
-    neighbors : NeighborRelation, optional
-        Default: all pairs. Ordered pairs of row indices, as a
-        :class:`~privopt.model.NeighborRelation` object only.
+    neighbors : NeighborRelation, "all", list of pairs or None
+        The neighbouring rows, as for :func:`probabilistic_dp_delta` (default: all pairs).
 
     Returns
     -------
@@ -122,7 +144,8 @@ def probabilistic_dp_level(
     Raises
     ------
     InputError
-        If δ is not in ``[0, 1]`` or the mechanism is not row-stochastic.
+        If δ is not in ``[0, 1]``, the mechanism is not row-stochastic, or ``neighbors``
+        is not a relation on the rows of the mechanism (field ``neighbors``).
     """
     delta = _check_delta(delta)
     W = as_matrix(mechanism)
@@ -164,9 +187,8 @@ def marginal_dawid_sebastiani(mean: ArrayLike, cov: ArrayLike, x: ArrayLike) -> 
 
 
 def _gaussian(mean, cov, x):
-    mu = np.asarray(mean, dtype=float).ravel()
-    x = np.asarray(x, dtype=float).ravel()
-    cov = np.asarray(cov, dtype=float)
+    mu, x = _vector(mean, "mean"), _vector(x, "x")
+    cov = check_numbers(cov, "cov", minimum=-np.inf)
     if cov.shape != (mu.size, mu.size) or x.size != mu.size:
         raise InputError(
             f"mean, x (length n) and cov (n × n) disagree: {mu.size}, {x.size}, {cov.shape}",
@@ -203,19 +225,19 @@ def gaussian_posterior_given_average(
     Raises
     ------
     InputError
-        If ``cov`` is not ``n × n`` or the average has no positive variance, ``aᵀΣa ≤ 0``
-        (field ``cov``).
+        If ``mean`` is empty or not finite numbers (field ``mean``), ``cov`` is not an
+        ``n × n`` matrix of finite numbers or the average has no positive variance,
+        ``aᵀΣa ≤ 0`` (field ``cov``), or ``average`` is not a finite number.
     """
-    mu = np.asarray(mean, dtype=float).ravel()
-    cov = np.asarray(cov, dtype=float)
-    if cov.shape != (mu.size, mu.size):
-        raise InputError(f"must be {mu.size} × {mu.size}, got {cov.shape}", "cov")
+    mu = _vector(mean, "mean")
+    cov = _covariance(cov, mu.size)
+    average = check_number(average, "average", minimum=-np.inf)
     a = np.full(mu.size, 1.0 / mu.size)
     s_a = cov @ a
     var_avg = float(a @ s_a)  # Σ̄
     if not var_avg > 0:
         raise InputError("the average must have positive variance under the prior", "cov")
-    return mu + s_a * (float(average) - a @ mu) / var_avg, cov - np.outer(s_a, s_a) / var_avg
+    return mu + s_a * (average - a @ mu) / var_avg, cov - np.outer(s_a, s_a) / var_avg
 
 
 def average_release_dss_gain(mean: ArrayLike, cov: ArrayLike, x: ArrayLike) -> np.ndarray:
@@ -243,7 +265,7 @@ def average_release_dss_gain(mean: ArrayLike, cov: ArrayLike, x: ArrayLike) -> n
         average has no positive variance, or a posterior variance ``Σ'_ii`` is ``≤ 0``
         (field ``cov``).
     """
-    x = np.asarray(x, dtype=float).ravel()
+    x = _vector(x, "x")
     post_mean, post_cov = gaussian_posterior_given_average(mean, cov, float(x.mean()))
     return marginal_dawid_sebastiani(mean, cov, x) - marginal_dawid_sebastiani(
         post_mean, post_cov, x
@@ -278,20 +300,24 @@ def average_release_kappa(
     Raises
     ------
     InputError
-        If ``mean`` has fewer than 2 entries (field ``mean``) or the correlation matrix is
-        not positive definite (field ``cov``).
+        If ``mean`` is not at least 2 finite numbers (field ``mean``), ``cov`` is not an
+        ``n × n`` matrix of finite numbers with positive variances and a positive definite
+        correlation matrix (field ``cov``), or ``average`` is not a finite number.
     """
-    mu = np.asarray(mean, dtype=float).ravel()
-    cov = np.asarray(cov, dtype=float)
+    mu = _vector(mean, "mean")
     if mu.size < 2:
         raise InputError("Prop. 7 needs n ≥ 2 coordinates", "mean")
+    cov = _covariance(cov, mu.size)
+    average = check_number(average, "average", minimum=-np.inf)
+    if not (np.diag(cov) > 0).all():
+        raise InputError("every variance (diagonal entry) must be > 0", "cov")
     sigma = np.sqrt(np.diag(cov))
     phi = cov / np.outer(sigma, sigma)
     eig = np.linalg.eigvalsh(phi)
     if eig.min() <= 0:
         raise InputError("must be positive definite", "cov")
     c_phi = float(eig.max() / eig.min())
-    r1 = float((float(average) - mu.mean()) ** 2 / (cov.sum() / mu.size**2))
+    r1 = float((average - mu.mean()) ** 2 / (cov.sum() / mu.size**2))
     r2 = float(np.max(c_phi / (1 - sigma**2 / np.sum(sigma**2))))
     return r1, r2, r1 + float(np.log(r2))
 
@@ -325,9 +351,19 @@ def is_conjugate(
         the priors do not have one entry per row of the mechanism.
     """
     W = as_matrix(mechanism)
-    cls = np.array([as_pmf(q, "priors") for q in priors])
-    if cls.ndim != 2 or cls.shape[1] != W.shape[0]:
-        raise InputError(f"each prior needs {W.shape[0]} entries", "priors")
+    if isinstance(priors, (str, bytes)) or not isinstance(priors, (Sequence, np.ndarray)):
+        raise InputError(f"expected a list of pmfs, got {type(priors).__name__}", "priors")
+    members = [as_pmf(q, f"priors[{i}]") for i, q in enumerate(priors)]
+    if not members:
+        raise InputError("expected at least one prior", "priors")
+    for i, q in enumerate(members):
+        if q.size != W.shape[0]:
+            raise InputError(
+                f"has {q.size} entries but the mechanism has {W.shape[0]} rows: each prior needs "
+                "one entry per row",
+                f"priors[{i}]",
+            )
+    cls = np.array(members)
     for q in cls:
         q_t = q @ W
         for t in np.flatnonzero(q_t > 0):
@@ -357,10 +393,8 @@ def compose_persuasive(
     Raises
     ------
     InputError
-        If a κ is negative or nan, or a δ is not in ``[0, 1]``.
+        If a κ is not a number ``≥ 0`` (``inf`` allowed), or a δ is not in ``[0, 1]``.
     """
-    for name, k in (("kappa1", kappa1), ("kappa2", kappa2)):
-        if not float(k) >= 0:
-            raise InputError(f"must be ≥ 0, got {k}", name)
+    k1, k2 = check_level(kappa1, "kappa1"), check_level(kappa2, "kappa2")
     d1, d2 = _check_delta(delta1, "delta1"), _check_delta(delta2, "delta2")
-    return float(kappa1) + float(kappa2), min(d1 + d2, 1.0)
+    return k1 + k2, min(d1 + d2, 1.0)

@@ -757,3 +757,147 @@ def test_pdmip_value_names_the_budget_and_tolerance_zero_ends():
         CF.pdmip_value(prior, 3.0, strict=False)
     tight = CF.epsilon_tilde_x(prior, tol=1e-15)
     assert tight == pytest.approx(CF.epsilon_tilde_x(prior), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: counting.LaplaceCounting(10, "0.5"), "b"),
+        (lambda: counting.LaplaceCounting(10, 0.5).entry_pml("0.3", [0.5]), "p"),
+        (lambda: counting.LaplaceCounting(10, 0.5).entry_pml(0.3, ["a"]), "y"),
+        (lambda: counting.LaplaceCounting(10, 0.5).entry_pml(0.3, [np.inf]), "y"),
+        (lambda: counting.laplace_mutual_information("1", 1, 10), "eps"),
+        (lambda: counting.laplace_mutual_information(1.0, 1, 10**6), "n"),
+        (
+            lambda: disclosure.absolute_disclosure_bound(np.eye(2), [0.2, 0.3, 0.5]),
+            "adversary_prior",
+        ),
+        (lambda: disclosure.entry_pml_level([0.5, 0.5], np.eye(2)), "prior"),
+        (lambda: disclosure.minimal_disclosure_mechanism([0.5, 0.5], "0.5"), "alpha"),
+        (
+            lambda: disclosure.entry_pml_per_output(
+                po.DatabasePrior(2, 2, probs=[0.25] * 4), np.eye(4), "0"
+            ),
+            "entry",
+        ),
+        (
+            lambda: disclosure.entry_pml_per_output(
+                po.DatabasePrior(2, 2, probs=[0.25] * 4), np.eye(4), 2
+            ),
+            "entry",
+        ),
+        (lambda: disclosure.attribute_kernel([1, 2.5], 2), "attribute"),
+        (lambda: disclosure.attribute_kernel([[0.5, 0.6], [1.0, 0.0]], 2), "attribute"),
+        (
+            lambda: disclosure.lower_entropy_disclosed_attribute(
+                [0.5, 0.5], np.eye(2), [0, 1], lam="x"
+            ),
+            "lam",
+        ),
+        (lambda: gain.membership_gain(np.zeros((0, 2))), "membership"),
+        (lambda: gain.identity_gain("x"), "size"),
+        (lambda: gain.identity_gain(float("inf")), "size"),
+        (lambda: gain.identity_gain(None), "size"),
+        (lambda: gain.k_tries_gain("x", 1), "size"),
+        (lambda: gain.k_tries_gain(3, float("inf")), "k"),
+        (lambda: gain.k_tries_gain(3, None), "k"),
+        (lambda: gain.metric_gain(np.zeros((2, 2)), "x"), "scale"),
+        (lambda: gain.metric_gain(np.zeros((0, 2))), "distance"),
+        (lambda: gain.gain_of_randomized_function([[0.5, 0.6]]), "kernel"),
+        (
+            lambda: gain.randomized_function_leakage_per_output(
+                [0.5, 0.5], np.eye(2), [[0.5, 0.6], [1.0, 0.0]]
+            ),
+            "kernel",
+        ),
+        (lambda: gain.randomized_function_of_gain([0.5, 0.5], np.eye(2), np.eye(2), "0"), "output"),
+        (lambda: persuasive.gaussian_posterior_given_average([], np.zeros((0, 0)), 0.0), "mean"),
+        (lambda: persuasive.gaussian_posterior_given_average([0, 0], np.eye(2), "1"), "average"),
+        (lambda: persuasive.average_release_kappa([0, 0], [1, 1], 1.0), "cov"),
+        (lambda: persuasive.average_release_kappa([0, 0], np.zeros((2, 2)), 1.0), "cov"),
+        (lambda: persuasive.marginal_dawid_sebastiani(["a"], [[1.0]], [0.0]), "mean"),
+        (lambda: persuasive.probabilistic_dp_delta(np.eye(2), 1.0, po.all_pairs(3)), "neighbors"),
+        (lambda: persuasive.probabilistic_dp_delta(np.eye(2), 1.0, "hamming"), "neighbors"),
+        (lambda: persuasive.probabilistic_dp_level(np.eye(2), 0.0, [(0, 5)]), "neighbors[0]"),
+        (lambda: persuasive.probabilistic_dp_delta(np.eye(2), "1"), "eps"),
+        (lambda: persuasive.is_conjugate([[0.5, 0.5], [1.0]], np.eye(2)), "priors[1]"),
+        (lambda: persuasive.compose_persuasive("x", 0.0, 0.1, 0.0), "kappa1"),
+        (lambda: f_information.f_information([0.5, 0.5], np.eye(2), lambda t: 0.0), "f"),
+        (lambda: f_information.f_information([0.5, 0.5], np.eye(2), "t ln t"), "f"),
+        (
+            lambda: f_information.f_information_pml_bound([0.5, 0.5], np.eye(2), abs, "1"),
+            "f_at_zero",
+        ),
+        (
+            lambda: f_information.f_information_pml_bound(
+                [0.5, 0.5], np.eye(2), lambda t: 0.0, 0.5
+            ),
+            "f",
+        ),
+        (lambda: f_information.hockey_stick_divergence([0.5, 0.5], np.eye(2), "x"), "eps"),
+        (lambda: f_information.total_variation_tail_bound(np.nan, 0.1, 1.0), "eps"),
+        (lambda: f_information.mutual_information_tail_bound(-1.0, 0.1, 1.0), "eps"),
+    ],
+)
+def test_paper_modules_refuse_bad_arguments_naming_the_field(call, field):
+    """Audit of counting, disclosure, gain, persuasive and f_information: each raised a bare
+    AttributeError / ValueError / TypeError / IndexError / ZeroDivisionError, answered a
+    mismatched question silently, or named the wrong field. Each is now an InputError naming
+    the argument."""
+    with pytest.raises(InputError) as info:
+        call()
+    assert info.value.field == field
+
+
+def test_laplace_entry_pml_far_outside_is_the_supremum_not_nan():
+    lap = counting.LaplaceCounting(10, 0.001)
+    sup = lap.entry_pml_sup(0.3)
+    far = lap.entry_pml(0.3, [-5.0, 2.0, 100.0])
+    assert not np.isnan(far).any()
+    # left of every centre output 0 is likelier under D_i = 0: ln 1/(0.7 + 0.3 e^{-100})
+    assert far == pytest.approx([-np.log(0.7), sup, sup], abs=1e-9)
+    assert sup == pytest.approx(1.2039728043, abs=1e-9)
+    # the log-space form agrees with the densities where they do not underflow
+    lap = counting.LaplaceCounting(10, 0.5)
+    y = np.linspace(-3, 4, 57)
+    f0, f1 = lap._entry_mixtures(0.3, lap.density(y))
+    direct = np.log(np.maximum(f0, f1) / (0.7 * f0 + 0.3 * f1))
+    assert lap.entry_pml(0.3, y) == pytest.approx(direct, abs=1e-13)
+
+
+def test_laplace_mutual_information_is_linear_time_and_capped():
+    import time
+
+    start = time.perf_counter()
+    value = counting.laplace_mutual_information(1.0, 1, 8000, unit="bits")
+    assert time.perf_counter() - start < 5.0  # was ~40 s: the quadrature was (n/k)² work
+    # between ln(n/k + 1) and the Calmon–Fawaz lower bound
+    assert CF.dp_mutual_information_lower_bound(1.0, 1, 8000) <= value <= np.log2(8001)
+    # the same value as summing every Laplace density at every quadrature point
+    ys = np.arange(0, 31, 3, dtype=float)
+    u = np.linspace(-40, 70, 200001)
+    f = np.exp(-np.abs(u[:, None] - ys[None, :]) / 2.0).sum(axis=1) / (4.0 * ys.size)
+    h_u = float(np.sum(-f * np.log(f)) * (u[1] - u[0]))
+    assert counting.laplace_mutual_information(0.5, 3, 30) == pytest.approx(
+        h_u - (1 + np.log(4.0)), abs=1e-6
+    )
+    with pytest.raises(InputError, match="n/k ≤"):
+        counting.laplace_mutual_information(1.0, 1, counting.MAX_QUADRATURE_POINTS)
+
+
+def test_absolute_disclosure_bound_single_secret_is_infinite():
+    assert disclosure.absolute_disclosure_bound([[1.0]], [1.0]) == np.inf
+    assert disclosure.absolute_disclosure_bound(np.full((2, 2), 0.5), [0.5, 0.5]) == (
+        pytest.approx(np.log(2.0))
+    )
+
+
+def test_probabilistic_dp_accepts_named_and_listed_neighbours():
+    W = np.array([[0.5, 0.5], [0.2, 0.8], [0.9, 0.1]])
+    default = persuasive.probabilistic_dp_delta(W, 0.5)
+    assert persuasive.probabilistic_dp_delta(W, 0.5, "all") == default == pytest.approx(0.9)
+    # only rows 0 and 1: δ = P_{T∼W[0]}[ln W[0,T]/W[1,T] > 0.5] = W[0, 0]
+    assert persuasive.probabilistic_dp_delta(W, 0.5, [(0, 1)]) == pytest.approx(0.5)
+    assert persuasive.probabilistic_dp_level(W, 0.0, [(0, 1)]) == pytest.approx(np.log(2.5))
+    assert persuasive.probabilistic_dp_level(W, 0.0, "all") == pytest.approx(np.log(8.0))
+    assert persuasive.is_conjugate([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]], np.eye(2))
