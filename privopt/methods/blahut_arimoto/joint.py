@@ -1,10 +1,10 @@
 """Blahut–Arimoto for a joint prior ``p(s, y)``: the least ``I(S;U)`` of a mechanism
-``p(u|y)`` within a distortion budget, and its dual trade-off ([Calmon-Fawaz] Theorem 1 and
-Remark 2).
+``p(u|y)`` within a distortion budget, and its dual trade-off (Calmon & Fawaz (2012),
+Theorem 1 and Remark 2).
 
 **The scheme.** For a multiplier ``λ ≥ 0`` minimise ``F_λ(W) = I(S;U) + λ E d(Y,U)`` over
-row-stochastic ``W = p(u|y)``, with ``p(u|s) = Σ_y p(y|s) W[y,u]``. [Calmon-Fawaz] Remark 2
-alternates over the output marginal, as Blahut–Arimoto does; the inner step becomes closed
+row-stochastic ``W = p(u|y)``, with ``p(u|s) = Σ_y p(y|s) W[y,u]``. Calmon & Fawaz (2012),
+Remark 2, alternates over the output marginal, as Blahut–Arimoto does; the inner step becomes closed
 form with a second variational variable, the **secret's posterior** ``v(y|s,u)``. With the
 Markov chain ``S − Y − U``, ``−H(U|S) = −H(Y|S) − H(U|Y) + H(Y|S,U)`` and
 ``H(Y|S,U) = min_v E[−ln v(Y|S,U)]``, so for any pmf ``r(u)`` and any ``v``::
@@ -36,12 +36,16 @@ objective is at most the chord. The search stops when the duality gap is below t
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import logsumexp
 
 from privopt.methods.blahut_arimoto.rate_distortion import RateDistortionSolution
 from privopt.model import JointPrior
+
+if TYPE_CHECKING:
+    from privopt.methods.base import Deadline
 
 __all__ = ["joint_rate_distortion", "joint_distortion_rate", "JointLagrangian"]
 
@@ -60,7 +64,16 @@ class JointLagrangian:
         ``d[y, u]`` on every input.
     """
 
-    def __init__(self, prior: JointPrior, distortion: np.ndarray):
+    def __init__(self, prior: JointPrior, distortion: np.ndarray) -> None:
+        """Restrict ``p(s, y)`` and ``d`` to the supports of ``p(s)`` and ``p(y)``.
+
+        Parameters
+        ----------
+        prior : JointPrior
+            ``p(s, y)``.
+        distortion : numpy.ndarray
+            ``d[y, u]`` on every input, shape ``(|Y|, |U|)``.
+        """
         self.s_mask = prior.p_s > 0
         self.y_mask = prior.p_y > 0
         self.p_s = prior.p_s[self.s_mask]
@@ -108,7 +121,13 @@ class JointLagrangian:
             "lower": value - max(fw_gap, 0.0),
         }
 
-    def minimise(self, lam: float, log_w=None, tol: float = 1e-11, max_iter: int = 20000):
+    def minimise(
+        self,
+        lam: float,
+        log_w: np.ndarray | None = None,
+        tol: float = 1e-11,
+        max_iter: int = 20000,
+    ) -> tuple[np.ndarray, dict]:
         """Minimise ``F_λ`` from ``log_w`` (uniform by default).
 
         Parameters
@@ -265,10 +284,15 @@ def _mix(model, lo_pair, hi_pair, lam_lo, lam_hi, target, key) -> dict:
 
 
 def joint_rate_distortion(
-    prior: JointPrior, distortion: np.ndarray, budget: float, tol: float = 1e-9, deadline=None
+    prior: JointPrior,
+    distortion: np.ndarray,
+    budget: float,
+    tol: float = 1e-9,
+    deadline: Deadline | None = None,
 ) -> RateDistortionSolution:
-    """``min I(S;U)`` over ``p(u|y)`` s.t. ``E d(Y,U) ≤ budget`` ([Calmon-Fawaz] Theorem 1),
-    by the joint-prior Blahut–Arimoto scheme of the module docstring, with its duality bound.
+    """``min I(S;U)`` over ``p(u|y)`` s.t. ``E d(Y,U) ≤ budget`` (Calmon & Fawaz (2012),
+    Theorem 1), by the joint-prior Blahut–Arimoto scheme of the module docstring, with its
+    duality bound.
 
     Parameters
     ----------
@@ -323,10 +347,14 @@ def _searched_solution(model, best: dict, tol: float, deadline) -> RateDistortio
 
 
 def joint_distortion_rate(
-    prior: JointPrior, distortion: np.ndarray, eps: float, tol: float = 1e-9, deadline=None
+    prior: JointPrior,
+    distortion: np.ndarray,
+    eps: float,
+    tol: float = 1e-9,
+    deadline: Deadline | None = None,
 ) -> RateDistortionSolution:
     """``min E d(Y,U)`` over ``p(u|y)`` s.t. ``I(S;U) ≤ ε`` (the dual trade-off of
-    [Calmon-Fawaz] Theorem 1), with its duality bound.
+    Calmon & Fawaz (2012), Theorem 1), with its duality bound.
 
     Parameters
     ----------
@@ -339,10 +367,13 @@ def joint_distortion_rate(
     tol : float
         Target relative duality gap.
     deadline : Deadline, optional
+        Stops the search when it expires (status ``time_limit``).
 
     Returns
     -------
     RateDistortionSolution
+        ``objective`` = ``E d(Y,U)``; status ``optimal`` (gap within ``tol``, or ``I(S;U)``
+        of the least-distortion mechanism already ``≤ ε``), ``failed`` or ``time_limit``.
     """
     model = JointLagrangian(prior, distortion)
     w_min = np.zeros_like(model.d)

@@ -64,7 +64,14 @@ class BlasThreads:
     which BLAS threads barely help and, on a loaded machine, cost up to 10× (measured).
     """
 
-    def __init__(self, n: int | None):
+    def __init__(self, n: int | None) -> None:
+        """Remember the thread count.
+
+        Parameters
+        ----------
+        n : int or None
+            Threads for the bundled OpenBLAS inside the block; ``None`` leaves it unchanged.
+        """
         self.n = n
         self.saved: list[tuple] = []
 
@@ -94,8 +101,21 @@ def _lse_rows(a: np.ndarray) -> np.ndarray:
 
 
 def mutual_information(p: np.ndarray, W: np.ndarray) -> float:
-    """``I(X;U) = Σ p(x) W[x,u] ln(W[x,u]/q(u))`` with ``0 ln 0 = 0`` ([Wang-Ying-Zhang] Def. 4,
-    nats)."""
+    """``I(X;U) = Σ p(x) W[x,u] ln(W[x,u]/q(u))`` with ``0 ln 0 = 0`` (Wang, Ying & Zhang
+    (2016), Def. 4, nats).
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        Prior pmf ``p(x)``, shape ``(k,)``.
+    W : numpy.ndarray
+        Row-stochastic mechanism ``W[x, u] = p(u|x)``, shape ``(k, n)``.
+
+    Returns
+    -------
+    float
+        ``I(X;U)`` in nats, ``≥ 0``.
+    """
     q = p @ W
     rows = p > 0
     cols = q > 0  # outputs never used contribute nothing: skip them (O(k·|supp q|))
@@ -113,7 +133,20 @@ class Kernel:
     ``s = inf`` gives the indicator of ``d(x,u) = d_min(x)`` (the ``D = D_min`` problem).
     """
 
-    def __init__(self, d: np.ndarray, dmin: np.ndarray, p: np.ndarray, s: float):
+    def __init__(self, d: np.ndarray, dmin: np.ndarray, p: np.ndarray, s: float) -> None:
+        """Build ``K`` and ``ln K``.
+
+        Parameters
+        ----------
+        d : numpy.ndarray
+            Distortion ``d[x, u]``, shape ``(k, n)``.
+        dmin : numpy.ndarray
+            Row minima ``d_min(x) = min_u d(x, u)``, shape ``(k,)``.
+        p : numpy.ndarray
+            Prior pmf, shape ``(k,)``.
+        s : float
+            Slope ``s ≥ 0`` (``inf``: the ``D = D_min`` indicator kernel).
+        """
         self.s = s
         self.d = d
         self.p = p
@@ -131,7 +164,19 @@ class Kernel:
 
     def restrict(self, cols: np.ndarray) -> Kernel:
         """The same kernel on the output columns ``cols`` only (the restricted problem
-        ``min Φ(q)`` over ``q`` supported on ``cols``; rows keep their scaling)."""
+        ``min Φ(q)`` over ``q`` supported on ``cols``; rows keep their scaling).
+
+        Parameters
+        ----------
+        cols : numpy.ndarray
+            Output column indices (or a boolean mask over the outputs).
+
+        Returns
+        -------
+        Kernel
+            A kernel sharing ``p``, ``s`` and the row shift, with ``d``, ``K`` and ``ln K``
+            restricted to ``cols``.
+        """
         sub = object.__new__(Kernel)
         sub.s, sub.p, sub.pos, sub.sqrt_p, sub.shift = (
             self.s,
@@ -146,7 +191,22 @@ class Kernel:
         return sub
 
     def z(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``Z̃ = K q`` with its log; rows that underflow are redone in the log domain."""
+        """``Z̃ = K q`` with its log; rows that underflow are redone in the log domain.
+
+        Parameters
+        ----------
+        q : numpy.ndarray
+            Output pmf (non-negative), shape ``(n,)``.
+
+        Returns
+        -------
+        zt : numpy.ndarray
+            ``Z̃(x) = Σ_u K[x,u] q(u)``, shape ``(k,)``.
+        logz : numpy.ndarray
+            ``ln Z̃(x)`` (log-domain for the underflowing rows; ``-inf`` where ``Z̃ = 0``).
+        bad : numpy.ndarray
+            Boolean mask of the rows with ``Z̃ < TINY``.
+        """
         zt = self.K @ q
         bad = zt < TINY
         with np.errstate(divide="ignore"):
@@ -156,8 +216,27 @@ class Kernel:
                 logz[bad] = _lse_rows(self.logK[bad] + logq[None, :])
         return zt, logz, bad
 
-    def ratio(self, zt, logz, bad, cols=None) -> np.ndarray:
-        """``B[x,u] = K[x,u] / Z̃(x)`` (= ``W[x,u]/q(u)``) for the given columns."""
+    def ratio(
+        self,
+        zt: np.ndarray,
+        logz: np.ndarray,
+        bad: np.ndarray,
+        cols: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """``B[x,u] = K[x,u] / Z̃(x)`` (= ``W[x,u]/q(u)``) for the given columns.
+
+        Parameters
+        ----------
+        zt, logz, bad : numpy.ndarray
+            The three arrays returned by :meth:`z`.
+        cols : numpy.ndarray, optional
+            Output column indices; all columns by default.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``B``, shape ``(k, len(cols))`` (or ``(k, n)``); non-finite entries set to 0.
+        """
         K = self.K if cols is None else self.K[:, cols]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             B = K / zt[:, None]
@@ -167,8 +246,19 @@ class Kernel:
         B[~np.isfinite(B)] = 0.0
         return B
 
-    def c(self, zt, logz, bad) -> np.ndarray:
-        """``c(u) = Σ_x p(x) K[x,u] / Z(x)`` (Blahut 1972, eq. (9))."""
+    def c(self, zt: np.ndarray, logz: np.ndarray, bad: np.ndarray) -> np.ndarray:
+        """``c(u) = Σ_x p(x) K[x,u] / Z(x)`` (Blahut 1972, eq. (9)).
+
+        Parameters
+        ----------
+        zt, logz, bad : numpy.ndarray
+            The three arrays returned by :meth:`z`.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``c``, shape ``(n,)`` (``c(u) ≤ 1`` on the support at the optimum).
+        """
         good = self.pos & ~bad
         weights = np.zeros_like(zt)  # zero weights instead of a row selection: no copy of K
         weights[good] = self.p[good] / zt[good]
@@ -181,7 +271,18 @@ class Kernel:
         return out
 
     def phi(self, q: np.ndarray) -> float:
-        """``Φ(q) = −Σ p(x) ln Z̃(x) + Σ q`` (up to the constant row shift)."""
+        """``Φ(q) = −Σ p(x) ln Z̃(x) + Σ q`` (up to the constant row shift).
+
+        Parameters
+        ----------
+        q : numpy.ndarray
+            Non-negative output weights, shape ``(n,)``.
+
+        Returns
+        -------
+        float
+            ``Φ(q)`` (nats); ``inf`` when ``Z̃(x) = 0`` for an input of positive mass.
+        """
         _, logz, _ = self.z(q)
         lz = logz[self.pos]
         if not np.isfinite(lz).all():
@@ -190,7 +291,18 @@ class Kernel:
 
     def mechanism(self, q: np.ndarray) -> np.ndarray:
         """``W[x,u] = q(u) K[x,u] / Z(x)``; rows with ``Z = 0`` (zero prior mass) get ``K``'s
-        row normalised."""
+        row normalised.
+
+        Parameters
+        ----------
+        q : numpy.ndarray
+            Output pmf, shape ``(n,)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Row-stochastic ``W``, shape ``(k, n)``.
+        """
         zt, logz, bad = self.z(q)
         S = np.flatnonzero(q > 0)  # W is zero outside the support: O(k·|S|) work
         W_S = q[S][None, :] * self.ratio(zt, logz, bad, S)
@@ -246,7 +358,20 @@ class SlopePoint:
 
 
 def ba_gap(q: np.ndarray, c: np.ndarray) -> float:
-    """Blahut's gap ``ln max_u c(u) − Σ_u q(u) c(u) ln c(u)`` for a normalised ``q`` (≥ 0)."""
+    """Blahut's gap ``ln max_u c(u) − Σ_u q(u) c(u) ln c(u)`` for a normalised ``q`` (≥ 0).
+
+    Parameters
+    ----------
+    q : numpy.ndarray
+        Output pmf, shape ``(n,)``.
+    c : numpy.ndarray
+        ``c(u)`` of :meth:`Kernel.c` at ``q``, shape ``(n,)``.
+
+    Returns
+    -------
+    float
+        The gap in nats (``inf`` when ``c`` is not finite).
+    """
     if not np.isfinite(c).all():
         return np.inf
     pos = (q > 0) & (c > 0)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from privopt.methods.base import Answer, Certificate, Method, Task, register, register_alias
 from privopt.methods.blahut_arimoto.joint import joint_distortion_rate, joint_rate_distortion
 from privopt.methods.blahut_arimoto.rate_distortion import distortion_rate, rate_distortion
 from privopt.model import JointPrior
 from privopt.status import Status
+
+if TYPE_CHECKING:
+    from privopt.request import DesignRequest
 
 __all__ = ["BlahutArimoto", "MAX_ENTRIES"]
 
@@ -42,7 +46,19 @@ class BlahutArimoto(Method):
         "alternating scheme of Calmon–Fawaz Remark 2 with a Frank–Wolfe duality bound"
     )
 
-    def unsupported(self, request) -> str | None:
+    def unsupported(self, request: DesignRequest) -> str | None:
+        """See :meth:`~privopt.methods.base.Method.unsupported`.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The design request.
+
+        Returns
+        -------
+        str or None
+            ``None`` when supported, else why not.
+        """
         if request.notion.name != "mutual_information":
             return "solves mutual_information only"
         if isinstance(request.prior, JointPrior):
@@ -58,7 +74,21 @@ class BlahutArimoto(Method):
             return "the dense database distortion would not fit in memory"
         return None
 
-    def auto(self, request, *, sweep: bool = False) -> bool:
+    def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
+        """See :meth:`~privopt.methods.base.Method.auto`.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The design request.
+        sweep : bool
+            Whether the request is a sweep.
+
+        Returns
+        -------
+        bool
+            Whether to pick this method unasked.
+        """
         # certified by its duality gap and faster than the exponential-cone program at every
         # size measured from k = 30 on (benchmarks/README.md: ×11 at k = 30, ×4102 at k = 200).
         # Joint priors: first-order (multiplicative) steps, measured slower than Clarabel on
@@ -66,6 +96,18 @@ class BlahutArimoto(Method):
         return not isinstance(request.prior, JointPrior)
 
     def solve(self, task: Task) -> Answer:
+        """See :meth:`~privopt.methods.base.Method.solve`.
+
+        Parameters
+        ----------
+        task : Task
+            One point of the request.
+
+        Returns
+        -------
+        Answer
+            The point's answer (``FAILED`` rather than an exception for a solver failure).
+        """
         request = task.request
         task.emit(self.name, "start")
         kwargs = dict(

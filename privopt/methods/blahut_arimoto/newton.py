@@ -20,7 +20,20 @@ __all__ = ["solve_slope", "slope_derivative", "solve_pd"]
 
 def solve_pd(H: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """Solve ``H x = rhs`` for a positive (semi)definite ``H``: Jacobi scaling, Cholesky with
-    a tiny ridge, least squares if that fails."""
+    a tiny ridge, least squares if that fails.
+
+    Parameters
+    ----------
+    H : numpy.ndarray
+        Symmetric positive (semi)definite matrix, shape ``(m, m)``.
+    rhs : numpy.ndarray
+        Right-hand side, shape ``(m,)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x``, shape ``(m,)`` (all ``nan`` when ``H`` is not finite).
+    """
     if not np.isfinite(H).all():  # overflow (a far-off warm start): no direction
         return np.full(rhs.shape, np.nan)
     diag = np.diag(H).copy()
@@ -334,6 +347,36 @@ def solve_slope(
     support; otherwise (or if those fail) the interior-point method with crossover; plain
     BA as a last resort. Every route ends on the same test, Blahut's gap over all outputs.
     Returns ``(q, gap, iterations, method)``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel at the slope.
+    q0 : numpy.ndarray
+        Start output weights, shape ``(n,)`` (normalised here).
+    cols : numpy.ndarray
+        Indices of the outputs reachable from inputs of positive mass.
+    target : float
+        Blahut's gap to reach (nats).
+    max_iter : int
+        Most iterations.
+    warm : bool
+        ``q0`` comes from a nearby slope (then Newton is tried first).
+    ba_steps : int
+        Plain BA steps first.
+    deadline : Deadline, optional
+        Checked between iterations.
+
+    Returns
+    -------
+    q : numpy.ndarray
+        The output pmf.
+    gap : float
+        Blahut's gap at ``q`` (nats).
+    iterations : int
+        Iterations used.
+    method : str
+        The route that finished (``"ba"``, ``"newton"``, ``"ipm+newton"``, ...).
     """
     q = np.where(q0 > 0, q0, 0.0)
     q /= q.sum()
@@ -413,6 +456,18 @@ def slope_derivative(kernel: Kernel, q: np.ndarray) -> float:
     ``d̄(x) = Σ_u W d`` and ``g_s(u) = Σ_x p B (d̄ − d)`` (= ``∂c/∂s``),
     ``dD/ds = −Σ_x p Var_{W(·|x)}(d) − g_sᵀ H_SS⁻¹ g_s ≤ 0``. Used for Newton steps on ``s``
     (``dI/ds = −s dD/ds`` since ``R'(D) = −s``).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel at a finite slope ``s``.
+    q : numpy.ndarray
+        The optimal output pmf at ``s``, shape ``(n,)``.
+
+    Returns
+    -------
+    float
+        ``dD/ds ≤ 0``.
     """
     S = np.flatnonzero(q > 0)
     zt, logz, bad = kernel.z(q)

@@ -2,13 +2,13 @@
 
 The problem is rate–distortion for the prior ``p`` and the distortion ``d``:
 
-* ``max_distortion = D`` — PD-MIP ([Wang-Ying-Zhang] eqs. (31)–(34); [Calmon-Fawaz]
-  Thm 1 / Corollary 1):
+* ``max_distortion = D`` — PD-MIP (Wang, Ying & Zhang (2016), eqs. (31)–(34);
+  Calmon & Fawaz (2012), Thm 1 / Corollary 1):
   ``R(D) = min I(X;U)`` s.t. ``Σ p(x) W[x,u] d(x,u) ≤ D``;
 * ``epsilon = ε`` — the dual trade-off ``min E[d]`` s.t. ``I(X;U) ≤ ε``.
 
-[Calmon-Fawaz] Remark 2 notes that an alternating (Blahut–Arimoto) scheme solves it; this module is
-that scheme, made exact and certified:
+Calmon & Fawaz (2012), Remark 2, notes that an alternating (Blahut–Arimoto) scheme solves it;
+this module is that scheme, made exact and certified:
 
 1. **Fixed slope** ``s ≥ 0`` (Blahut 1972, Thm 6; Cover & Thomas §10.8). With the kernel
    ``K[x,u] = e^{−s d(x,u)}`` and an output pmf ``q``, the BA step is
@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -65,6 +66,11 @@ from privopt.methods.blahut_arimoto.search import (
 )
 from privopt.model import JointPrior
 from privopt.validation import as_distortion, check_prior
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Distortion, Prior
 
 __all__ = ["rate_distortion", "distortion_rate", "RateDistortionSolution"]
 
@@ -187,19 +193,19 @@ def _guarded(solve, p, d, target, blas_threads, **kwargs) -> RateDistortionSolut
 
 
 def rate_distortion(
-    prior,
-    distortion,
+    prior: Prior | ArrayLike,
+    distortion: Distortion | ArrayLike,
     max_distortion: float,
     *,
     tol: float = 1e-9,
-    warm_start=None,
+    warm_start: ArrayLike | dict | RateDistortionSolution | None = None,
     max_iter: int = 5_000,
     max_slopes: int = 200,
     blas_threads: int | None = 1,
     deadline: Deadline | None = None,
 ) -> RateDistortionSolution:
-    """Least mutual information at an expected-distortion budget (PD-MIP, [Wang-Ying-Zhang] eq.
-    (31)).
+    """Least mutual information at an expected-distortion budget (PD-MIP, Wang, Ying & Zhang
+    (2016), eq. (31)).
 
     Parameters
     ----------
@@ -312,12 +318,12 @@ def _rate_distortion(
 
 
 def distortion_rate(
-    prior,
-    distortion,
+    prior: Prior | ArrayLike,
+    distortion: Distortion | ArrayLike,
     epsilon: float,
     *,
     tol: float = 1e-9,
-    warm_start=None,
+    warm_start: ArrayLike | dict | RateDistortionSolution | None = None,
     max_iter: int = 5_000,
     max_slopes: int = 200,
     blas_threads: int | None = 1,
@@ -329,6 +335,23 @@ def distortion_rate(
     distortion is ``max_s (a_s − ε)/s``, from Blahut's bound ``R(D) ≥ a_s − s D``.
     Parameters and return value as in :func:`rate_distortion`, with ``objective`` = ``E[d]``
     and the gap in distortion units (target ``tol / 10``).
+
+    Parameters
+    ----------
+    prior : Prior or DatabasePrior or array_like
+        As in :func:`rate_distortion`.
+    distortion : Distortion or array_like
+        As in :func:`rate_distortion`.
+    epsilon : float
+        The budget ε ≥ 0 on ``I(X;U)`` (nats; ``inf`` for no constraint).
+    tol, warm_start, max_iter, max_slopes, blas_threads, deadline
+        As in :func:`rate_distortion`.
+
+    Returns
+    -------
+    RateDistortionSolution
+        ``objective`` = ``E[d]``; ``certificate`` = ``{"duality_gap", "lower_bound"}`` in
+        distortion units.
     """
     p, d = _prepare(prior, distortion)
     negligible, p_opt = _negligible_inputs(p)

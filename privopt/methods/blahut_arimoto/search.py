@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -10,6 +11,9 @@ from privopt.errors import InputError
 from privopt.methods.base import Deadline
 from privopt.methods.blahut_arimoto.kernel import Kernel, SlopePoint, mutual_information
 from privopt.methods.blahut_arimoto.newton import slope_derivative, solve_slope
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["RateDistortion", "search", "warm_start_data", "initial_slope"]
 
@@ -23,9 +27,27 @@ class RateDistortion:
         d: np.ndarray,
         target: float,
         max_iter: int,
-        q_init=None,
+        q_init: np.ndarray | None = None,
         deadline: Deadline | None = None,
-    ):
+    ) -> None:
+        """Compute the end points ``D_min`` and ``D_max``.
+
+        Parameters
+        ----------
+        p : numpy.ndarray
+            Prior pmf, shape ``(k,)``.
+        d : numpy.ndarray
+            Distortion ``d[x, u]``, shape ``(k, n)``.
+        target : float
+            Target duality gap of the slope search (nats); each slope is solved to
+            ``target / 20``.
+        max_iter : int
+            Most iterations per slope.
+        q_init : numpy.ndarray, optional
+            Output pmf to start the first slope from (a warm start).
+        deadline : Deadline, optional
+            Checked before every slope.
+        """
         self.deadline = deadline
         self.p = p
         self.d = d
@@ -46,11 +68,28 @@ class RateDistortion:
         self.scale = max(self.D_max - self.D_min, 1e-300)
 
     def expected(self, W: np.ndarray) -> float:
-        """``E[d] = Σ p(x) W[x,u] d(x,u)`` ([Wang-Ying-Zhang] eq. (32))."""
+        """``E[d] = Σ p(x) W[x,u] d(x,u)`` (Wang, Ying & Zhang (2016), eq. (32)).
+
+        Parameters
+        ----------
+        W : numpy.ndarray
+            Mechanism, shape ``(k, n)``.
+
+        Returns
+        -------
+        float
+            The expected distortion.
+        """
         return float(np.einsum("xu,xu->x", W, self.d) @ self.p)  # no k × k temporaries
 
     def constant_point(self) -> SlopePoint:
-        """The ``s = 0`` end: every input sent to ``argmin_u Σ_x p(x) d(x,u)`` (I = 0)."""
+        """The ``s = 0`` end: every input sent to ``argmin_u Σ_x p(x) d(x,u)`` (I = 0).
+
+        Returns
+        -------
+        SlopePoint
+            The constant mechanism, with ``D = D_max`` and ``I = 0``.
+        """
         W = np.zeros_like(self.d)
         W[:, self.u_const] = 1.0
         q = np.zeros(self.d.shape[1])
@@ -66,7 +105,18 @@ class RateDistortion:
         return np.full(self.d.shape[1], 1.0 / self.d.shape[1]), False
 
     def point(self, s: float) -> SlopePoint:
-        """Solve at slope ``s`` (warm-started from the nearest slope already solved)."""
+        """Solve at slope ``s`` (warm-started from the nearest slope already solved).
+
+        Parameters
+        ----------
+        s : float
+            Slope ``s > 0`` (``inf``: the ``D = D_min`` problem).
+
+        Returns
+        -------
+        SlopePoint
+            The solution, also appended to :attr:`points`.
+        """
         if self.deadline is not None:
             self.deadline.check()
         kernel = Kernel(self.d, self.dmin, self.p, s)
@@ -109,13 +159,23 @@ class RateDistortion:
         self.points.append(pt)
         return pt
 
-    def reusable(self, carried) -> list[SlopePoint]:
+    def reusable(self, carried: tuple | None) -> list[SlopePoint]:
         """The slope points of an earlier solve that hold for this instance.
 
         ``carried`` is what :meth:`carry` returned for a previous solve (a sweep's previous
         point). They are kept only for the same prior and distortion and when they were
         solved at least as accurately as this solve asks; they then serve as bracket ends
         and their intercepts as lower bounds, which hold for every budget.
+
+        Parameters
+        ----------
+        carried : tuple or None
+            ``(p, d, points)`` from :meth:`carry`, or ``None``/empty.
+
+        Returns
+        -------
+        list of SlopePoint
+            The reusable points (empty when the instance differs).
         """
         if not carried:
             return []
@@ -130,7 +190,18 @@ class RateDistortion:
     def carry(self, *points: SlopePoint) -> tuple:
         """What a later solve of the same instance may reuse: ``(p, d, points)``, the points
         without their ``k × k`` mechanisms (a result keeps only output laws; a reused point
-        that ends a bracket gets its mechanism back from :meth:`mechanism_of`)."""
+        that ends a bracket gets its mechanism back from :meth:`mechanism_of`).
+
+        Parameters
+        ----------
+        *points : SlopePoint
+            The points to carry (others, and points without an output law, are dropped).
+
+        Returns
+        -------
+        tuple
+            ``(p, d, points)`` with every point's ``W`` set to ``None``.
+        """
         kept = [
             dataclasses.replace(pt, W=None)
             for pt in points
@@ -139,30 +210,82 @@ class RateDistortion:
         return (self.p, self.d, kept)
 
     def mechanism_of(self, pt: SlopePoint) -> np.ndarray:
-        """``pt``'s mechanism, rebuilt from its output law when it was carried without it."""
+        """``pt``'s mechanism, rebuilt from its output law when it was carried without it.
+
+        Parameters
+        ----------
+        pt : SlopePoint
+            A point of this instance (its ``W`` is filled in place when missing).
+
+        Returns
+        -------
+        numpy.ndarray
+            The mechanism, shape ``(k, n)``.
+        """
         if pt.W is None:
             pt.W = Kernel(self.d, self.dmin, self.p, pt.s).mechanism(pt.q)
         return pt.W
 
     def infinite_slope(self, reused: list[SlopePoint]) -> SlopePoint:
-        """The ``s = ∞`` point, reused when an earlier solve carried it."""
+        """The ``s = ∞`` point, reused when an earlier solve carried it.
+
+        Parameters
+        ----------
+        reused : list of SlopePoint
+            Points carried from an earlier solve.
+
+        Returns
+        -------
+        SlopePoint
+            The ``s = ∞`` point (solved here when none was carried).
+        """
         for pt in reused:
             if np.isinf(pt.s):
                 return pt
         return self.point(np.inf)
 
     def lower_bound_rate(self, D: float) -> float:
-        """Best ``R(D) ≥ a_s − s D`` over the slopes evaluated so far (and ``R ≥ 0``)."""
+        """Best ``R(D) ≥ a_s − s D`` over the slopes evaluated so far (and ``R ≥ 0``).
+
+        Parameters
+        ----------
+        D : float
+            Distortion budget.
+
+        Returns
+        -------
+        float
+            Lower bound on ``R(D)`` in nats, ``≥ 0``.
+        """
         vals = [pt.intercept - pt.s * D for pt in self.points if 0 < pt.s < np.inf]
         return max([0.0, *vals])
 
     def lower_bound_distortion(self, eps: float) -> float:
-        """Best ``D*(ε) ≥ (a_s − ε)/s`` (from ``a_s − s D ≤ R(D) ≤ ε``) and ``D ≥ D_min``."""
+        """Best ``D*(ε) ≥ (a_s − ε)/s`` (from ``a_s − s D ≤ R(D) ≤ ε``) and ``D ≥ D_min``.
+
+        Parameters
+        ----------
+        eps : float
+            Information budget ε (nats).
+
+        Returns
+        -------
+        float
+            Lower bound on the least distortion, ``≥ D_min``.
+        """
         vals = [(pt.intercept - eps) / pt.s for pt in self.points if 0 < pt.s < np.inf]
         return max([self.D_min, *vals])
 
 
-def search(rd: RateDistortion, hi: SlopePoint, f_of, df_of, gap_of, s0, max_slopes: int):
+def search(
+    rd: RateDistortion,
+    hi: SlopePoint,
+    f_of: Callable[[SlopePoint], float],
+    df_of: Callable[[SlopePoint], float],
+    gap_of: Callable[[SlopePoint, SlopePoint], float],
+    s0: float,
+    max_slopes: int,
+) -> tuple[SlopePoint, SlopePoint, float]:
     """Narrow the slope bracket ``[lo, hi]`` until ``gap_of(lo, hi) ≤ rd.target_outer``.
 
     ``f_of(pt)`` is a function of the slope that is non-increasing in ``t = ln s`` and
@@ -170,6 +293,30 @@ def search(rd: RateDistortion, hi: SlopePoint, f_of, df_of, gap_of, s0, max_slop
     derivative in ``t``. Steps: Newton in ``t`` from the latest slope when it lands inside
     the bracket and the previous step at least halved ``|f|``; otherwise Illinois regula
     falsi, or factor-4 expansion while one end is still ``s = 0`` or ``s = ∞``.
+
+    Parameters
+    ----------
+    rd : RateDistortion
+        The instance (its :meth:`~RateDistortion.point` solves each slope).
+    hi : SlopePoint
+        The upper bracket end (usually ``s = ∞``); the lower end starts at ``s = 0``.
+    f_of : callable
+        ``f_of(pt) -> float``, as above.
+    df_of : callable
+        ``df_of(pt) -> float``, the derivative of ``f`` in ``ln s``.
+    gap_of : callable
+        ``gap_of(lo, hi) -> float``, the duality gap of the bracket (nats or distortion).
+    s0 : float
+        First slope to try (``> 0``).
+    max_slopes : int
+        Most slopes solved.
+
+    Returns
+    -------
+    lo, hi : SlopePoint
+        The final bracket ends (``f ≥ 0`` at ``lo``, ``f < 0`` at ``hi``).
+    gap : float
+        ``gap_of(lo, hi)``.
     """
     lo = rd.constant_point()
     for pt in rd.points:  # points reused from an earlier solve narrow the first bracket
@@ -255,11 +402,31 @@ def search(rd: RateDistortion, hi: SlopePoint, f_of, df_of, gap_of, s0, max_slop
     return lo, hi, gap
 
 
-def warm_start_data(warm_start, n_out: int) -> tuple[np.ndarray | None, dict]:
+def warm_start_data(warm_start: object, n_out: int) -> tuple[np.ndarray | None, dict]:
     """Accept a previous output pmf, a :class:`RateDistortionSolution` or its ``info`` dict.
 
     Returns the output pmf and what is known of the previous final slope (``slope``, and
     ``I``, ``D``, ``dD_ds`` there when the warm start is a previous result).
+
+    Parameters
+    ----------
+    warm_start : array_like, RateDistortionSolution, dict or None
+        The previous output pmf (any non-negative weights, normalised here), a previous
+        result, or its ``info`` dict (``output_marginal`` or ``q``).
+    n_out : int
+        Number of outputs.
+
+    Returns
+    -------
+    q : numpy.ndarray or None
+        The normalised output pmf, shape ``(n_out,)``, or ``None``.
+    known : dict
+        ``slope`` and, when known, ``I``, ``D``, ``dD_ds`` (floats).
+
+    Raises
+    ------
+    InputError
+        ``warm_start`` is not a non-negative, not all zero vector of length ``n_out``.
     """
     if warm_start is None:
         return None, {}
@@ -285,10 +452,30 @@ def warm_start_data(warm_start, n_out: int) -> tuple[np.ndarray | None, dict]:
     return q / q.sum(), known
 
 
-def initial_slope(rd: RateDistortion, known: dict, f_of=None, df_of=None) -> float:
+def initial_slope(
+    rd: RateDistortion,
+    known: dict,
+    f_of: Callable[[SlopePoint], float] | None = None,
+    df_of: Callable[[SlopePoint], float] | None = None,
+) -> float:
     """The first slope to try: a Newton step in ``ln s`` from the previous final point
     (a sweep's last point) when its value and derivative are known, else its slope, else
-    ``1 / (D_max − D_min)``."""
+    ``1 / (D_max − D_min)``.
+
+    Parameters
+    ----------
+    rd : RateDistortion
+        The instance.
+    known : dict
+        Second value of :func:`warm_start_data`.
+    f_of, df_of : callable, optional
+        As in :func:`search`; both needed for the Newton step.
+
+    Returns
+    -------
+    float
+        The slope ``s > 0`` (a Newton step is limited to a factor 30).
+    """
     s = known.get("slope")
     if s is None or not np.isfinite(s) or s <= 0:
         return 1.0 / rd.scale

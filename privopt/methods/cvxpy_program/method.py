@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 import cvxpy as cp
 import numpy as np
@@ -20,6 +21,9 @@ from privopt.methods.base import Answer, Certificate, Method, Task, register
 from privopt.methods.cvxpy_program.certificate import lagrangian_bound
 from privopt.methods.cvxpy_program.program import PrivacyProblem
 from privopt.status import Status
+
+if TYPE_CHECKING:
+    from privopt.request import DesignRequest
 
 __all__ = [
     "CvxpyMethod",
@@ -81,7 +85,14 @@ _STATUS = {
 
 
 def exp_cone_solvers() -> set[str]:
-    """Installed cvxpy solvers that handle exponential cones."""
+    """Installed cvxpy solvers that handle exponential cones.
+
+    Returns
+    -------
+    set of str
+        Names of the installed conic solvers (mixed-integer ones excluded) that accept
+        ``ExpCone`` constraints.
+    """
     from cvxpy.constraints import ExpCone
     from cvxpy.reductions.solvers.defines import SOLVER_MAP_CONIC
 
@@ -106,7 +117,14 @@ class CvxpyMethod(Method):
     family = "cvxpy"
     memory_model = "cvxpy"
 
-    def __init__(self, solver: str):
+    def __init__(self, solver: str) -> None:
+        """Name the method after ``solver``.
+
+        Parameters
+        ----------
+        solver : str
+            A cvxpy solver name (as in ``cvxpy.installed_solvers()``).
+        """
         self.name = solver
         self.solver = solver
         self.native_time_limit = solver in TIME_LIMIT_OPTIONS
@@ -114,7 +132,19 @@ class CvxpyMethod(Method):
         cones = "LPs and exponential-cone programs" if self.handles_exp_cone else "LPs"
         self.description = f"the cvxpy program solved by {solver} ({cones})"
 
-    def unsupported(self, request) -> str | None:
+    def unsupported(self, request: DesignRequest) -> str | None:
+        """See :meth:`~privopt.methods.base.Method.unsupported`.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The design request.
+
+        Returns
+        -------
+        str or None
+            ``None`` when supported, else why not.
+        """
         if request.notion.convexity == "exponential_cone" and not self.handles_exp_cone:
             return f"{self.solver} does not handle the exponential cone of {request.notion.name}"
         if request.entries > MAX_ENTRIES:
@@ -123,13 +153,36 @@ class CvxpyMethod(Method):
             return "the dense database distortion would not fit in memory"
         return None
 
-    def solves_budget(self, request) -> bool:
+    def solves_budget(self, request: DesignRequest) -> bool:
+        """See :meth:`~privopt.methods.base.Method.solves_budget`.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The design request.
+
+        Returns
+        -------
+        bool
+            Whether budget points are answered by this method itself.
+        """
         return bool(request.notion.direct_level)
 
     # --- the program ------------------------------------------------------------------------
     @staticmethod
     def program(task: Task) -> PrivacyProblem:
-        """The task's program, built once per run (kept in ``task.cache``)."""
+        """The task's program, built once per run (kept in ``task.cache``).
+
+        Parameters
+        ----------
+        task : Task
+            One point of a request; its budget (or ε) picks the program's form.
+
+        Returns
+        -------
+        PrivacyProblem
+            The cached program of that form (its parameters are set by :meth:`solve`).
+        """
         form = "budget" if task.budget is not None else "epsilon"
         key = ("cvxpy", form)
         pp = task.cache.get(key)
@@ -144,6 +197,18 @@ class CvxpyMethod(Method):
         return pp
 
     def solve(self, task: Task) -> Answer:
+        """See :meth:`~privopt.methods.base.Method.solve`.
+
+        Parameters
+        ----------
+        task : Task
+            One point of the request.
+
+        Returns
+        -------
+        Answer
+            The point's answer (``FAILED`` rather than an exception for a solver failure).
+        """
         pp = self.program(task)
         relaxed = False
         if task.budget is not None:

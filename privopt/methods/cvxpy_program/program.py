@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import TYPE_CHECKING
 
 import cvxpy as cp
 import numpy as np
@@ -24,6 +25,11 @@ from privopt.errors import InputError
 from privopt.model import NeighborRelation
 from privopt.notions import DesignContext, Notion
 from privopt.request import DesignRequest, prepare_request
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Distortion, JointPrior, Prior
 
 __all__ = ["PrivacyProblem", "build_problem"]
 
@@ -54,7 +60,14 @@ class PrivacyProblem:
         Seconds spent building it.
     """
 
-    def __init__(self, request: DesignRequest):
+    def __init__(self, request: DesignRequest) -> None:
+        """Build the program (timed in :attr:`build_time`).
+
+        Parameters
+        ----------
+        request : DesignRequest
+            A validated request.
+        """
         self._request = request
         start = time.perf_counter()
         self._build()
@@ -62,13 +75,31 @@ class PrivacyProblem:
 
     @classmethod
     def from_request(cls, request: DesignRequest) -> PrivacyProblem:
-        """Build the program of a validated request."""
+        """Build the program of a validated request.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            A validated request.
+
+        Returns
+        -------
+        PrivacyProblem
+            Its program.
+        """
         return cls(request)
 
     # --- the request's parts ----------------------------------------------------------------
     @property
     def request(self) -> DesignRequest:
-        """The request, with the user's constraints attached."""
+        """The request, with the user's constraints attached.
+
+        Returns
+        -------
+        DesignRequest
+            A copy of the request with the current ε (or budget) and the added constraints
+            (and a check of them) attached.
+        """
         return dataclasses.replace(
             self._request,
             epsilon=self.epsilon if self._request.mode == "epsilon" else None,
@@ -150,7 +181,13 @@ class PrivacyProblem:
     # --- updates ----------------------------------------------------------------------------
     @property
     def uses_line_search(self) -> bool:
-        """Budget mode solved by a line search over ε (no convex level objective)."""
+        """Budget mode solved by a line search over ε (no convex level objective).
+
+        Returns
+        -------
+        bool
+            ``True`` in ``max_distortion`` mode for a notion without a direct level objective.
+        """
         return self.mode == "max_distortion" and not self.notion.direct_level
 
     def set_epsilon(self, eps: float) -> None:
@@ -218,7 +255,13 @@ class PrivacyProblem:
 
     @property
     def user_constraints(self) -> list[cp.Constraint]:
-        """The constraints added with :meth:`add_constraints`."""
+        """The constraints added with :meth:`add_constraints`.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            A copy of the list.
+        """
         return list(self._user_constraints)
 
     def meets_user_constraints(self, matrix: np.ndarray, tol: float = 1e-6) -> bool:
@@ -227,12 +270,14 @@ class PrivacyProblem:
         Parameters
         ----------
         matrix : numpy.ndarray
+            A mechanism of the shape of :attr:`W`.
         tol : float
             Largest violation accepted.
 
         Returns
         -------
         bool
+            Whether every added constraint's violation is at most ``tol``.
         """
         kept = self.W.value
         try:
@@ -247,7 +292,13 @@ class PrivacyProblem:
     def without_privacy_constraint(self) -> cp.Problem:
         """The ε-form program without its privacy constraint: rows sum to 1, and the extra
         budgets and user constraints stay (its optimum is a lower bound on ``D*(ε)`` for
-        every ε)."""
+        every ε).
+
+        Returns
+        -------
+        cvxpy.Problem
+            The relaxed program (built once and cached).
+        """
         if self._relaxed is None:
             self._relaxed = cp.Problem(
                 cp.Minimize(self.expected_distortion), [*self._rows, *self._user_constraints]
@@ -261,7 +312,12 @@ class PrivacyProblem:
         )
 
 
-def build_problem(prior, distortion, notion: str | Notion, **request) -> PrivacyProblem:
+def build_problem(
+    prior: Prior | JointPrior | ArrayLike,
+    distortion: Distortion | ArrayLike | str,
+    notion: str | Notion,
+    **request: object,
+) -> PrivacyProblem:
     """Build the cvxpy program for one design request.
 
     Parameters

@@ -11,9 +11,15 @@ triplets and converted once to CSC.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from numpy.typing import ArrayLike
 
 __all__ = ["LinearProgram", "RowBuilder"]
 
@@ -30,7 +36,18 @@ class LinearProgram:
     row_hi: np.ndarray
 
     def residual(self, x: np.ndarray) -> float:
-        """The largest bound or row violation of ``x``."""
+        """The largest bound or row violation of ``x``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            A point, shape ``(n_cols,)``.
+
+        Returns
+        -------
+        float
+            ``max`` of the row and column bound violations (``0.0`` when ``x`` is feasible).
+        """
         act = self.A @ x
         viol = [
             np.max(self.row_lo - act, initial=0.0),
@@ -59,6 +76,12 @@ class LinearProgram:
         Returns
         -------
         float
+            A lower bound on ``min cᵀx``.
+
+        Raises
+        ------
+        ValueError
+            A column bound is not finite.
         """
         y = np.asarray(row_dual, dtype=float).copy()
         y[(y > 0) & ~np.isfinite(self.row_lo)] = 0.0
@@ -81,7 +104,14 @@ class RowBuilder:
         The number of variables.
     """
 
-    def __init__(self, n_cols: int):
+    def __init__(self, n_cols: int) -> None:
+        """Start with no rows.
+
+        Parameters
+        ----------
+        n_cols : int
+            The number of variables.
+        """
         self.n_cols = n_cols
         self.rows: list[np.ndarray] = []
         self.cols: list[np.ndarray] = []
@@ -90,8 +120,25 @@ class RowBuilder:
         self.hi: list[np.ndarray] = []
         self.n_rows = 0
 
-    def block(self, n_rows: int, entries, lo, hi) -> None:
-        """Add ``n_rows`` rows; ``entries`` is a list of (local row, column, value) arrays."""
+    def block(
+        self,
+        n_rows: int,
+        entries: Iterable[tuple[ArrayLike, ArrayLike, ArrayLike]],
+        lo: ArrayLike,
+        hi: ArrayLike,
+    ) -> None:
+        """Add ``n_rows`` rows; ``entries`` is a list of (local row, column, value) arrays.
+
+        Parameters
+        ----------
+        n_rows : int
+            Number of rows in the block.
+        entries : iterable of (array_like, array_like, array_like)
+            ``(r, c, v)``: local row indices in ``[0, n_rows)``, column indices and values
+            (``v`` broadcast to the shape of ``r``); duplicates are summed.
+        lo, hi : array_like
+            Row bounds, scalars or shape ``(n_rows,)`` (``±inf`` for a one-sided row).
+        """
         for r, c, v in entries:
             r = np.asarray(r, dtype=np.int64)
             self.rows.append(r + self.n_rows)
@@ -102,7 +149,20 @@ class RowBuilder:
         self.n_rows += n_rows
 
     def program(self, cost: np.ndarray, col_lo: np.ndarray, col_hi: np.ndarray) -> LinearProgram:
-        """The assembled :class:`LinearProgram`."""
+        """The assembled :class:`LinearProgram`.
+
+        Parameters
+        ----------
+        cost : numpy.ndarray
+            Objective ``c``, shape ``(n_cols,)``.
+        col_lo, col_hi : numpy.ndarray
+            Variable bounds, shape ``(n_cols,)``.
+
+        Returns
+        -------
+        LinearProgram
+            The rows added so far, with ``A`` in CSC (duplicates summed).
+        """
         A = sp.coo_matrix(
             (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
             shape=(self.n_rows, self.n_cols),

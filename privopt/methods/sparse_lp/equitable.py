@@ -14,8 +14,8 @@ on one variable ``x̂_j`` per class and one row per row class,
     ``min Σ_j |Q_j| c_j x̂_j``  s.t.  ``row_lo_i ≤ Σ_j α_ij x̂_j ≤ row_hi_i``,
     ``col_lo_j ≤ x̂_j ≤ col_hi_j``,
 
-has the same optimal value ([Grohe-Kersting-Mladenov-Selman], the reduction of linear
-programs by colour refinement). The proof is short enough to keep here. Counting the
+has the same optimal value (Grohe, Kersting, Mladenov & Selman (2014), the reduction of
+linear programs by colour refinement). The proof is short enough to keep here. Counting the
 entries of the block ``P_i × Q_j`` twice gives ``|P_i| α_ij = |Q_j| β_ij``. If ``x`` is
 feasible and ``x̄`` is its average over each variable class, then for every ``r ∈ P_i``,
 ``(A x̄)_r = Σ_j α_ij x̄_j = Σ_j (|Q_j| β_ij / |P_i|) x̄_j``, which is the average of
@@ -115,8 +115,8 @@ def _ids(key: np.ndarray) -> np.ndarray:
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser ([Steele-Lea-Flood]): a bijection of 64-bit words whose
-    outputs look independent for nearby inputs."""
+    """SplitMix64's finaliser (Steele, Lea & Flood (2014)): a bijection of 64-bit words
+    whose outputs look independent for nearby inputs."""
     x = x.astype(np.uint64, copy=True)
     with np.errstate(over="ignore"):
         x ^= x >> np.uint64(30)
@@ -261,12 +261,24 @@ class EquitablePartition:
 
     @property
     def n_col_classes(self) -> int:
-        """The reduced LP's number of variables."""
+        """The reduced LP's number of variables.
+
+        Returns
+        -------
+        int
+            Number of variable classes (0 for an empty partition).
+        """
         return int(self.col_class.max(initial=-1)) + 1
 
     @property
     def n_row_classes(self) -> int:
-        """The reduced LP's number of rows."""
+        """The reduced LP's number of rows.
+
+        Returns
+        -------
+        int
+            Number of row classes (0 for an empty partition).
+        """
         return int(self.row_class.max(initial=-1)) + 1
 
     def _sizes(self) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -55,6 +56,9 @@ from privopt.model import NeighborRelation
 from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.status import Status
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["SparseLP", "solve_point", "full_program", "MAX_VARIABLES", "MAX_DENSE"]
 
@@ -180,7 +184,9 @@ def _details(lp: LinearProgram, run: HighsRun, method: str, reduced: bool) -> di
     }
 
 
-def full_program(request: DesignRequest, eps: float, *, relaxed: bool = False):
+def full_program(
+    request: DesignRequest, eps: float, *, relaxed: bool = False
+) -> tuple[LinearProgram, np.ndarray]:
     """The notion's full sparse LP at level ``eps`` on the prior's support.
 
     Variables: ``W[i,u]`` at ``i·U + u`` (``i`` indexing the support), then the encoding's
@@ -201,6 +207,7 @@ def full_program(request: DesignRequest, eps: float, *, relaxed: bool = False):
     Returns
     -------
     LinearProgram
+        The LP (``S·U`` mechanism variables, then the auxiliaries).
     numpy.ndarray
         The support.
     """
@@ -437,6 +444,8 @@ class SparseLP(Method):
     priority : int
     auto_rule : callable or None
         ``auto_rule(notion, entries, sweep) -> bool``.
+    description : str
+        One line for the method listing.
     """
 
     def __init__(
@@ -448,9 +457,16 @@ class SparseLP(Method):
         translation_only: bool = False,
         equitable: bool = False,
         priority: int = 0,
-        auto_rule=None,
+        auto_rule: Callable[[str, float, bool], bool] | None = None,
         description: str = "",
-    ):
+    ) -> None:
+        """Store the configuration.
+
+        Parameters
+        ----------
+        name, method, crossover, translation_only, equitable, priority, auto_rule, description
+            As in the class docstring.
+        """
         self.name = name
         self.method = method
         self.crossover = crossover
@@ -465,6 +481,18 @@ class SparseLP(Method):
         self.memory_model = "dense" if translation_only else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
+        """See :meth:`~privopt.methods.base.Method.unsupported`.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The design request.
+
+        Returns
+        -------
+        str or None
+            ``None`` when supported, else why not.
+        """
         reason = plain_linear_reason(request, ENCODINGS)
         if reason is not None:
             return reason
@@ -490,9 +518,35 @@ class SparseLP(Method):
         return None
 
     def solves_budget(self, request: DesignRequest) -> bool:
+        """See :meth:`~privopt.methods.base.Method.solves_budget`.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The design request.
+
+        Returns
+        -------
+        bool
+            Whether budget points are answered by this method itself.
+        """
         return False  # ε points only; budget mode goes through the driver's line search
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
+        """See :meth:`~privopt.methods.base.Method.auto`.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The design request.
+        sweep : bool
+            Whether the request is a sweep.
+
+        Returns
+        -------
+        bool
+            Whether to pick this method unasked.
+        """
         if self.equitable:
             return _auto_equitable(request)
         if self.auto_rule is None:
@@ -500,6 +554,18 @@ class SparseLP(Method):
         return bool(self.auto_rule(request.notion.name, request.entries, sweep))
 
     def solve(self, task: Task) -> Answer:
+        """See :meth:`~privopt.methods.base.Method.solve`.
+
+        Parameters
+        ----------
+        task : Task
+            One point of the request.
+
+        Returns
+        -------
+        Answer
+            The point's answer (``FAILED`` rather than an exception for a solver failure).
+        """
         options = dict(task.cache.get(("options", self.name), {}))
         unknown = set(options) - {"symmetry", "threads", "presolve", "verbose"}
         if unknown:
