@@ -30,6 +30,7 @@ from privopt.model import (
     as_prior,
     hamming_neighbors,
 )
+from privopt.model._validate import _refuse_non_numbers
 from privopt.resources import format_bytes, max_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -201,6 +202,8 @@ def check_numbers(
     """
     if isinstance(values, (str, bytes, bool, np.bool_)):
         raise InputError(f"expected numbers, got {type(values).__name__} {values!r}", field)
+    if not np.isscalar(values):  # strings and booleans inside lists: the model's one rule
+        _refuse_non_numbers(values, field, 1 if np.ndim(values) <= 1 else 2)
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):

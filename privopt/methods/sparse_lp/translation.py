@@ -293,20 +293,20 @@ class TranslationInvariantMechanism:
         }
 
 
+def _equal_positive(p: np.ndarray) -> bool:
+    """Whether the pmf ``p`` is uniform: positive entries equal up to rounding."""
+    return bool(p.min() > 0 and p.max() - p.min() <= 1e-15 * p.max() * p.size)
+
+
 def _uniform_on(prior, size: int) -> bool:
     """Whether ``prior`` is the uniform pmf on ``size`` inputs (i.i.d. database rows are
-    read from their row pmf, never materialised)."""
+    read from their row pmf, never materialised), by the test of :func:`translation_group`."""
     if getattr(prior, "is_joint", False):
         return False
     if isinstance(prior, DatabasePrior) and prior.is_iid:
-        rows = np.asarray(prior.row_probs, dtype=float)
-        return prior.size == size and bool(np.allclose(rows, 1.0 / prior.m, atol=1e-12))
+        return prior.size == size and _equal_positive(np.asarray(prior.row_probs, float))
     probs = getattr(prior, "probs", None)
-    return (
-        probs is not None
-        and np.size(probs) == size
-        and bool(np.allclose(probs, 1.0 / size, atol=1e-12))
-    )
+    return probs is not None and np.size(probs) == size and _equal_positive(np.asarray(probs))
 
 
 def _from_description(data: dict) -> TranslationInvariantMechanism:
@@ -378,12 +378,11 @@ def translation_group(
     if relation is not None and getattr(relation, "weights", None) is not None:
         return None  # weighted pairs (metric privacy): the reduced rows hold one ratio
     if isinstance(prior, DatabasePrior) and prior.is_iid:
-        p = prior.row_probs
-        uniform = p.min() > 0 and p.max() - p.min() <= 1e-15 * p.max() * p.size
+        uniform = _equal_positive(np.asarray(prior.row_probs))
         group = Translations(prior.m, prior.n)
     else:
         p = np.asarray(prior.probs)
-        uniform = p.min() > 0 and p.max() - p.min() <= 1e-15 * p.max() * p.size
+        uniform = _equal_positive(p)
         group = Translations(prior.m, prior.n) if prior.is_database else Translations(p.size, 1)
     if not uniform:
         return None
