@@ -212,27 +212,24 @@ def _options_named(args: argparse.Namespace):
         raise renamed from None
 
 
-_FIELD_SOLVER = "solver.name: "
-
-
 def _option_error(
     exc: InputError, solver: str | None, args: argparse.Namespace
 ) -> InputError | None:
     """The error ``exc`` (raised by the method choice) reworded for the command line, or
     ``None`` when it is not about a command-line option."""
-    text = str(exc)
-    at = text.find(_FIELD_SOLVER)
-    if exc.field != "solver.name" or at < 0:
+    if exc.field not in ("solver.name", "max_memory"):
         return None
-    head, body = text[:at], text[at + len(_FIELD_SOLVER) :]
-    if body.startswith("no installed method solves"):  # the memory bound, not a solver name
+    text = str(exc)
+    at = text.find(f"{exc.field}: ")
+    head, body = text[:at], text[at + len(exc.field) + 2 :]
+    if exc.field == "max_memory":  # no method fits the memory bound
         body = body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory").replace(
             "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
             "raise --max-memory to change it",
         )
         if getattr(args, "max_memory", None) is not None:
             return InputError(body, "--max-memory")
-        err = InputError(head + body)  # the file's request: its name, no wrong key
+        err = InputError(head + body)  # the bound from the environment: the file's name only
         err.field = None
         return err
     if solver is not None:

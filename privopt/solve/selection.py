@@ -72,7 +72,7 @@ def _no_method(request: DesignRequest, limit: float) -> InputError:
     return InputError(
         f"no installed method solves this {request.notion.name} request ({shape});{size}"
         f"{hint} (why each method was left out: {listed})",
-        "solver.name",
+        "max_memory" if size else "solver.name",  # the memory bound is what excludes them
     )
 
 
