@@ -455,9 +455,9 @@ class Curve:
         statuses: dict[str, int] = {}
         for record in self.records:
             statuses[str(record.get("status"))] = statuses.get(str(record.get("status")), 0) + 1
-        key = "requested_epsilon" if self.mode == "epsilon" else "requested_max_distortion"
+        key = f"requested_{self.mode}"  # the record key of the value asked at each point
         asked = [r.get(key) for r in self.records if isinstance(r.get(key), (int, float))]
-        span = f", {key[10:]} {min(asked):.6g}..{max(asked):.6g}" if asked else ""
+        span = f", {self.mode} {min(asked):.6g}..{max(asked):.6g}" if asked else ""
         counts = ", ".join(f"{n} {status}" for status, n in statuses.items())
         return (
             f"Curve(notion={self.notion!r}, {len(self.records)} points{span} "
