@@ -65,6 +65,7 @@ from privopt.validation import (
     check_mode,
     check_time_limit,
     check_tolerance,
+    neighbor_pairs,
     resolve_neighbors,
 )
 
@@ -869,7 +870,6 @@ class _Parser:
     def neighbors(self, value, prior):
         """``[privacy] neighbors``: a name, an edge list, ``{edges}``, ``{adjacency}`` or
         ``{file}`` (a CSV edge list); symbols or indices of the secret alphabet."""
-        from privopt.model import NeighborRelation
 
         key = "privacy.neighbors"
         if isinstance(value, str):
@@ -885,52 +885,9 @@ class _Parser:
             )
         if len(value) != 1 or next(iter(value)) not in ("edges", "adjacency", "file"):
             raise self.err(key, "give exactly one of edges, adjacency, file")
-        form, raw = next(iter(value.items()))
-        k = prior.n_secrets
-        if form == "adjacency":
-            adj = np.asarray(self.matrix_value(raw, f"{key}.adjacency"), dtype=float)
-            if adj.shape != (k, k):
-                raise self.err(
-                    f"{key}.adjacency", f"has shape {adj.shape}; the secret has {k} symbols"
-                )
-            if not np.isin(adj, (0.0, 1.0)).all() or (adj != adj.T).any():
-                raise self.err(f"{key}.adjacency", "must be a symmetric 0/1 matrix")
-            if np.diag(adj).any():
-                raise self.err(f"{key}.adjacency", "the diagonal must be 0 (no self-pairs)")
-            pairs = np.argwhere(np.triu(adj) > 0)
-            return NeighborRelation.from_pairs(k, pairs)
-        if form == "file":
-            rows = self.csv_rows(raw, f"{key}.file")
-            field = f"{key}.file"
-        else:
-            rows = raw
-            field = f"{key}.edges"
-        if not isinstance(rows, list) or not rows:
-            raise self.err(field, "expected a non-empty list of pairs [a, b]")
-        labels = list(prior.secret_labels)
-        pairs = []
-        for n, pair in enumerate(rows):
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise self.err(field, f"entry {n} is {pair!r}: write each pair as [a, b]")
-            pairs.append([self.secret(v, labels, f"{field}[{n}]") for v in pair])
-        return NeighborRelation.from_pairs(k, pairs)
-
-    def secret(self, value, labels: list, key: str) -> int:
-        """A symbol of the secret alphabet (or an index) as an index."""
-        if isinstance(value, str) and value in labels:
-            return labels.index(value)
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(labels):
-            return value
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            index = int(value)
-            if 0 <= index < len(labels) and value not in labels:
-                return index
-        shown = ", ".join(labels[:10]) + (" …" if len(labels) > 10 else "")
-        raise self.err(
-            key,
-            f"unknown secret {value!r}: use a symbol of the secret alphabet ({shown}) or an "
-            f"index 0..{len(labels) - 1}",
-        )
+        if "file" in value:  # a CSV edge list: its rows are the pairs
+            return neighbor_pairs(prior, self.csv_rows(value["file"], f"{key}.file"), f"{key}.file")
+        return neighbor_pairs(prior, value, key)  # the one reading of pairs (the API's too)
 
     def extras(self, t: dict, main: Distortion, prior) -> list:
         raw = t.get("extra")

@@ -558,7 +558,7 @@ def neighbor_pairs(
             or not isinstance(pair, (Sequence, np.ndarray))
             or len(pair) != 2
         ):
-            raise InputError(f"entry {n} is {pair!r}: write each pair as (a, b)", field)
+            raise InputError(f"entry {n} is {pair!r}: write each pair as [a, b]", field)
         pairs.append([_secret_index(v, labels, f"{field}[{n}]") for v in pair])
     return NeighborRelation.from_pairs(k, pairs)
 
@@ -568,6 +568,9 @@ def _secret_index(value, labels: list, field: str) -> int:
     if isinstance(value, str) and value in labels:
         return labels.index(value)
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if 0 <= int(value) < len(labels):
+            return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():  # "3" from a CSV file
         if 0 <= int(value) < len(labels):
             return int(value)
     shown = ", ".join(labels[:10]) + (" …" if len(labels) > 10 else "")
