@@ -16,6 +16,7 @@ from scipy import optimize
 
 import privopt as po
 from privopt.methods.base import Deadline
+from privopt.methods.block_ipm import dense_inverse
 from privopt.methods.block_ipm.interior_point import _lagrangian_bound, solve_block_lp
 from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
 from privopt.methods.block_ipm.programs import PROGRAMS, block_program
@@ -83,6 +84,62 @@ def test_kernels_invert_their_normal_matrices(seed):
         sel = np.arange(min(n, 5))
         block = sum(inv[np.ix_(sel, sel)] for inv in inverses)
         assert np.allclose(factor.coupled_block(sel), block, rtol=1e-9, atol=1e-12)
+
+
+def _spd_stack(rng, U, n):
+    A = rng.normal(size=(U, n, n))
+    return A @ A.transpose(0, 2, 1) + n * np.eye(n)
+
+
+@pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
+def test_stack_inversion_in_place_on_several_threads():
+    """Large enough to be shared between threads; every inverse against numpy's."""
+    rng = np.random.default_rng(4)
+    H = _spd_stack(rng, 37, 70)
+    expected = np.linalg.inv(H)
+    assert dense_inverse.invert_spd_stack(H) == []
+    assert np.allclose(H, expected, rtol=1e-10, atol=1e-14)
+    assert np.array_equal(H, H.transpose(0, 2, 1))  # both triangles written
+    R, shared = rng.normal(size=(37, 70)), rng.normal(size=70)
+    assert np.allclose(dense_inverse.multiply_stack(H, R), np.einsum("uij,uj->ui", expected, R))
+    assert np.allclose(dense_inverse.multiply_stack(H, shared), expected @ shared)
+
+
+@pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
+def test_a_column_that_is_not_positive_definite_is_reported_with_its_lower_triangle():
+    rng = np.random.default_rng(5)
+    H = _spd_stack(rng, 30, 64)
+    H[7, 3, 3] = -1.0  # not positive definite
+    original = H[7].copy()
+    expected = np.linalg.inv(np.delete(H, 7, axis=0))
+    assert dense_inverse.invert_spd_stack(H) == [7]
+    assert np.allclose(np.delete(H, 7, axis=0), expected, rtol=1e-10, atol=1e-14)
+    low = np.tril_indices(64, -1)
+    assert np.array_equal(H[7][low], original[low])
+
+
+@pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
+def test_the_dense_kernel_rebuilds_a_column_whose_factorisation_failed(monkeypatch):
+    """A breakdown reported by the stack inversion is redone from the untouched triangle and
+    the saved diagonal (with a diagonal shift if needed): the answer is still the inverse."""
+    rng = np.random.default_rng(6)
+    kernel = next(_kernels(rng))
+    real = dense_inverse.invert_spd_stack
+
+    def failing_first(H):
+        kept = H[0].copy()
+        real(H)
+        H[0] = np.triu(rng.normal(size=H[0].shape)) + np.tril(kept, -1)  # a wrecked column
+        return [0]
+
+    monkeypatch.setattr(dense_inverse, "invert_spd_stack", failing_first)
+    D = np.exp(rng.uniform(-2, 2, size=(3, kernel.n_rows)))
+    E = np.exp(rng.uniform(-2, 2, size=(3, kernel.n_vars)))
+    G = _dense_G(kernel, kernel.n_rows, kernel.n_vars)
+    factor = kernel.factor(D, E)
+    for u in range(3):
+        expected = np.linalg.inv(G.T @ np.diag(D[u]) @ G + np.diag(E[u]))
+        assert np.allclose(factor.inverse[u], expected, rtol=1e-10, atol=1e-13)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
