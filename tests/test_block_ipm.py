@@ -124,15 +124,15 @@ def test_the_dense_kernel_rebuilds_a_column_whose_factorisation_failed(monkeypat
     the saved diagonal (with a diagonal shift if needed): the answer is still the inverse."""
     rng = np.random.default_rng(6)
     kernel = next(_kernels(rng))
-    real = dense_inverse.invert_spd_stack
+    real = dense_inverse.invert_spd_range
 
-    def failing_first(H):
+    def failing_first(H, lo, hi):
         kept = H[0].copy()
-        real(H)
+        real(H, lo, hi)
         H[0] = np.triu(rng.normal(size=H[0].shape)) + np.tril(kept, -1)  # a wrecked column
         return [0]
 
-    monkeypatch.setattr(dense_inverse, "invert_spd_stack", failing_first)
+    monkeypatch.setattr(dense_inverse, "invert_spd_range", failing_first)
     D = np.exp(rng.uniform(-2, 2, size=(3, kernel.n_rows)))
     E = np.exp(rng.uniform(-2, 2, size=(3, kernel.n_vars)))
     G = _dense_G(kernel, kernel.n_rows, kernel.n_vars)

@@ -23,11 +23,22 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["AVAILABLE", "invert_spd_stack", "multiply_stack", "worker_count"]
+__all__ = [
+    "AVAILABLE",
+    "for_chunks",
+    "invert_spd_range",
+    "invert_spd_stack",
+    "multiply_stack",
+    "worker_count",
+]
+
+T = TypeVar("T")
 
 _INT_P = ctypes.POINTER(ctypes.c_int)
 #: ``void d<name>(char *uplo, int *n, double *a, int *lda, int *info)``; a ``CFUNCTYPE``
@@ -92,8 +103,67 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _invert_range(H: np.ndarray, lo: int, hi: int, lower: np.ndarray) -> list[int]:
-    """Invert ``H[lo:hi]`` in place; the columns whose factorisation failed."""
+def for_chunks(task: Callable[[int, int], T], count: int, work: float) -> list[T]:
+    """Run ``task(lo, hi)`` on contiguous chunks of ``range(count)``, one per core.
+
+    Parameters
+    ----------
+    task : callable
+        ``task(lo, hi)``; it must release the interpreter lock for most of its time
+        (LAPACK through ctypes, numpy loops) to gain anything, and must not itself call
+        :func:`for_chunks` (the pool would wait on itself).
+    count : int
+        The items (columns) to share.
+    work : float
+        A rough count of flops or bytes; below ``10⁶`` one call runs in the calling thread
+        (a thread hand-over costs about 0.1 ms).
+
+    Returns
+    -------
+    list
+        The chunks' results, in order.
+    """
+    workers = min(worker_count(), count)
+    if workers <= 1 or work < 1e6:
+        return [task(0, count)]
+    bounds = np.linspace(0, count, workers + 1).astype(int)
+    futures = [
+        _pool().submit(task, int(lo), int(hi))
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
+        if hi > lo
+    ]
+    return [future.result() for future in futures]
+
+
+def invert_spd_range(H: np.ndarray, lo: int, hi: int) -> list[int]:
+    """Replace ``H[lo:hi]`` of a C-contiguous stack by the inverses, by Cholesky, in place.
+
+    Parameters
+    ----------
+    H : numpy.ndarray
+        ``U × n × n``, float64, C-contiguous; each ``H[u]`` symmetric positive definite.
+        Overwritten by the inverses (symmetric, both triangles written).
+    lo, hi : int
+        The matrices to invert, ``lo ≤ u < hi``.
+
+    Returns
+    -------
+    list of int
+        The matrices whose Cholesky factorisation broke down, in increasing order. Their
+        strictly lower triangle still holds the matrix; the rest is overwritten (the caller
+        keeps a copy of the diagonal).
+
+    Raises
+    ------
+    RuntimeError
+        If :data:`AVAILABLE` is ``False``.
+    ValueError
+        If ``H`` is not a C-contiguous float64 stack of square matrices.
+    """
+    if not AVAILABLE:  # pragma: no cover - guarded by the caller
+        raise RuntimeError("LAPACK's dpotrf/dpotri are not exported by this scipy")
+    if H.dtype != np.float64 or not H.flags.c_contiguous or H.ndim != 3:
+        raise ValueError("a C-contiguous U × n × n float64 stack is required")
     n = H.shape[1]
     size, info = ctypes.c_int(n), ctypes.c_int(0)
     uplo = b"L"
@@ -107,7 +177,8 @@ def _invert_range(H: np.ndarray, lo: int, hi: int, lower: np.ndarray) -> list[in
             failed.append(u)
     # LAPACK's lower triangle is the C array's upper one: mirror it onto the strictly lower
     # triangle (numpy copies the transposed view first, the arrays overlap); a failed
-    # column keeps its untouched lower triangle, from which the caller rebuilds it
+    # matrix keeps its untouched lower triangle, from which the caller rebuilds it
+    lower = np.tri(n, k=-1, dtype=bool)
     if not failed:
         block = H[lo:hi]
         np.copyto(block, block.transpose(0, 2, 1), where=lower)
@@ -117,52 +188,21 @@ def _invert_range(H: np.ndarray, lo: int, hi: int, lower: np.ndarray) -> list[in
 
 
 def invert_spd_stack(H: np.ndarray) -> list[int]:
-    """Replace every matrix of a C-contiguous stack by its inverse, by Cholesky.
+    """Replace every matrix of a C-contiguous stack by its inverse, the cores sharing them.
 
     Parameters
     ----------
     H : numpy.ndarray
-        ``U × n × n``, float64, C-contiguous; each ``H[u]`` symmetric positive definite.
-        Overwritten by the inverses (symmetric, both triangles written).
+        As for :func:`invert_spd_range`.
 
     Returns
     -------
     list of int
-        The columns whose Cholesky factorisation broke down, in increasing order. Their
-        strictly lower triangle still holds the matrix; the rest is overwritten (the caller
-        keeps a copy of the diagonal).
-
-    Raises
-    ------
-    RuntimeError
-        If :data:`AVAILABLE` is ``False``.
+        The matrices whose Cholesky factorisation broke down (see :func:`invert_spd_range`).
     """
-    if not AVAILABLE:  # pragma: no cover - guarded by the caller
-        raise RuntimeError("LAPACK's dpotrf/dpotri are not exported by this scipy")
-    if H.dtype != np.float64 or not H.flags.c_contiguous or H.ndim != 3:
-        raise ValueError("a C-contiguous U × n × n float64 stack is required")
-    U, n = H.shape[0], H.shape[1]
-    lower = np.tri(n, k=-1, dtype=bool)
-    workers = min(worker_count(), U)
-    if workers <= 1 or U * n**3 < 2_000_000:  # a few small matrices: threads cost more
-        return _invert_range(H, 0, U, lower)
-    bounds = np.linspace(0, U, workers + 1).astype(int)
-    futures = [
-        _pool().submit(_invert_range, H, int(lo), int(hi), lower)
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
-        if hi > lo
-    ]
-    failed: list[int] = []
-    for future in futures:
-        failed.extend(future.result())
-    return failed
-
-
-def _multiply_range(A: np.ndarray, R: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
-    if R.ndim == 1:
-        np.einsum("uij,j->ui", A[lo:hi], R, out=out[lo:hi])
-    else:
-        np.einsum("uij,uj->ui", A[lo:hi], R[lo:hi], out=out[lo:hi])
+    U, n = H.shape[0], H.shape[-1]
+    chunks = for_chunks(lambda lo, hi: invert_spd_range(H, lo, hi), U, U * float(n) ** 3)
+    return [u for failed in chunks for u in failed]
 
 
 def multiply_stack(A: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -186,16 +226,12 @@ def multiply_stack(A: np.ndarray, R: np.ndarray) -> np.ndarray:
     """
     U, n = A.shape[0], A.shape[1]
     out = np.empty((U, n))
-    workers = min(worker_count(), U)
-    if workers <= 1 or U * n * n < 1_000_000:
-        _multiply_range(A, R, out, 0, U)
-        return out
-    bounds = np.linspace(0, U, workers + 1).astype(int)
-    futures = [
-        _pool().submit(_multiply_range, A, R, out, int(lo), int(hi))
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
-        if hi > lo
-    ]
-    for future in futures:
-        future.result()
+
+    def multiply(lo: int, hi: int) -> None:
+        if R.ndim == 1:
+            np.einsum("uij,j->ui", A[lo:hi], R, out=out[lo:hi])
+        else:
+            np.einsum("uij,uj->ui", A[lo:hi], R[lo:hi], out=out[lo:hi])
+
+    for_chunks(multiply, U, U * float(n) * n)
     return out

@@ -238,7 +238,6 @@ class DenseColumns(ColumnKernel):
         low, high = pairs // n, pairs % n
         self._off_positions = (low * n + high, high * n + low)
         self._diag_positions = np.arange(n) * (n + 1)
-        self._diag_index = np.arange(n)
 
     def apply(self, V: np.ndarray) -> np.ndarray:
         """``G v_u`` for every column, by one sparse product.
@@ -318,24 +317,36 @@ class DenseColumns(ColumnKernel):
             If a column's ``H_u`` is not positive definite even after a diagonal shift.
         """
         U, n = E.shape
-        H = np.zeros((U, n * n))
-        off = np.asarray(D @ self._off)  # U × (number of neighbour pairs)
-        H[:, self._off_positions[0]] = off
-        H[:, self._off_positions[1]] = off
-        H[:, self._diag_positions] += np.asarray(D @ self._diag) + E
-        H = H.reshape(U, n, n)
+        H = np.zeros((U, n, n))  # C order: the solves reshape it without a copy
+        diagonal = np.empty((U, n))
+
+        def form(lo: int, hi: int) -> None:
+            flat = H[lo:hi].reshape(hi - lo, n * n)
+            off = np.asarray(D[lo:hi] @ self._off)  # columns × (number of neighbour pairs)
+            flat[:, self._off_positions[0]] = off
+            flat[:, self._off_positions[1]] = off
+            diagonal[lo:hi] = np.asarray(D[lo:hi] @ self._diag) + E[lo:hi]
+            flat[:, self._diag_positions] = diagonal[lo:hi]
+
         # one Cholesky (potrf/potri) per column in every iteration: numpy's batched LU
         # inverse in the early iterations was slower over a whole run (PD-DP with a
         # Dirichlet prior on 2⁷ databases: 3.6–3.8 s against 3.2–3.6 s in six runs each;
-        # metric privacy on a 10 × 10 map: 17.2–18.7 s against 16.6–17.6 s). In place and
-        # shared between the cores where LAPACK can be called without the interpreter lock
-        # (dense_inverse): PD-DP on 2⁸ databases, 0.45 s → 0.2 s per iteration
+        # metric privacy on a 10 × 10 map: 17.2–18.7 s against 16.6–17.6 s). Formed and
+        # inverted in place, the cores sharing the columns, where LAPACK can be called
+        # without the interpreter lock (dense_inverse): PD-DP on 2⁸ databases, 0.58 s →
+        # 0.22 s per iteration
         if not dense_inverse.AVAILABLE:  # pragma: no cover - scipy without Cython exports
+            form(0, U)
             for u in range(U):
                 H[u] = _spd_inverse(H[u])
             return _DenseFactor(H)
-        diagonal = H[:, self._diag_index, self._diag_index].copy()
-        for u in dense_inverse.invert_spd_stack(H):
+
+        def form_and_invert(lo: int, hi: int) -> list[int]:
+            form(lo, hi)
+            return dense_inverse.invert_spd_range(H, lo, hi)
+
+        chunks = dense_inverse.for_chunks(form_and_invert, U, U * float(n) ** 3)
+        for u in (u for failed in chunks for u in failed):
             lower = np.tril(H[u], -1)
             H[u] = _spd_inverse(lower + lower.T + np.diag(diagonal[u]))
         return _DenseFactor(H)  # C order: the solves reshape it without a copy
