@@ -106,6 +106,21 @@ def test_stack_inversion_in_place_on_several_threads():
 
 
 @pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
+def test_omp_num_threads_caps_the_threads_and_one_thread_gives_the_same_inverses(monkeypatch):
+    rng = np.random.default_rng(7)
+    H = _spd_stack(rng, 24, 80)
+    shared = H.copy()
+    dense_inverse.invert_spd_stack(shared)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert dense_inverse.worker_count() == 1
+    assert dense_inverse.for_chunks(lambda lo, hi: (lo, hi), 24, 1e12) == [(0, 24)]
+    dense_inverse.invert_spd_stack(H)
+    assert np.array_equal(H, shared)
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
+    assert dense_inverse.worker_count() >= 1
+
+
+@pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
 def test_a_column_that_is_not_positive_definite_is_reported_with_its_lower_triangle():
     rng = np.random.default_rng(5)
     H = _spd_stack(rng, 30, 64)
@@ -235,6 +250,64 @@ def test_a_run_cut_short_is_finished_by_the_polish(notion):
     assert sol.polished
     assert max(bounds) - 1e-12 <= sol.bound <= optimum + 1e-9 * (1 + optimum)
     assert sol.objective >= optimum - 1e-9 * (1 + optimum)
+
+
+@pytest.mark.parametrize("notion", ["maximal_leakage", "pml", "ldp"])
+def test_a_run_whose_bound_lags_behind_its_iterate_stops_for_the_polish(notion):
+    """Asked for an unreachable gap, the run stops once its iterate's complementarity is far
+    below the certified gap (more steps would only shrink the products), not after the
+    stall count or the iteration limit; the polished bound stays below the optimum."""
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(12))
+    d = rng.uniform(0, 2, size=(12, 12))
+    lp, _ = block_program(prepare_request(p, d, notion, epsilon=0.8), 0.8)
+    optimum = reference_lp(notion, p, d, 0.8)
+    sol = solve_block_lp(lp, tol=1e-16)
+    assert "lags behind" in sol.message and sol.polished
+    assert sol.iterations < 20
+    assert sol.gap <= 1e-10
+    assert sol.bound <= optimum + 1e-9 * (1 + optimum) <= sol.objective + 2e-9 * (1 + optimum)
+
+
+def test_refinement_goes_on_while_the_column_residual_is_large(monkeypatch):
+    """With column solves 30 % off (as the low-rank factors are close to the optimum of PML
+    at k = 1,000), three refinement passes leave the direction far from the exact one; the
+    extra passes, taken only while the residual halves, recover it."""
+    from privopt.methods.block_ipm import interior_point as ip
+
+    rng = np.random.default_rng(2)
+    p = rng.dirichlet(np.ones(8))
+    d = rng.uniform(0, 2, size=(8, 8))
+    lp, _ = block_program(prepare_request(p, d, "pml", epsilon=0.8), 0.8)
+    st_ = ip._Structure(lp)
+    pt = ip._start(st_, lp)
+    residuals = (
+        st_.C + st_.K.apply_t(pt.z) - st_.spread(pt.y)[None, :] - pt.nu,
+        -pt.y[st_.srows] - pt.nug,
+        st_.K.apply(pt.V) + pt.s,
+        st_.couple(pt.V, pt.g) - st_.b,
+    )
+
+    def direction(perturb: bool):
+        newton = ip._Newton(st_, pt, residuals, True, ip.PRIMAL_REGULARISATION)
+        exact, calls = newton.factor.solve, []
+
+        def solve(R):
+            calls.append(1)
+            out = exact(R)
+            return out * (1.0 + 0.3 * np.cos(np.arange(out.size)).reshape(out.shape))
+
+        if perturb:
+            newton.factor.solve = solve
+        return newton.direction(pt.s * pt.z, pt.V * pt.nu, pt.g * pt.nug).V, len(calls)
+
+    exact_step, _ = direction(False)
+    refined, solves = direction(True)
+    assert solves > 2 * (1 + ip.REFINEMENT_PASSES)  # passes beyond the usual three
+    assert np.allclose(refined, exact_step, rtol=1e-7, atol=1e-9 * np.abs(exact_step).max())
+    monkeypatch.setattr(ip, "EXTRA_REFINEMENT_PASSES", 0)
+    three_passes, _ = direction(True)
+    assert np.abs(three_passes - exact_step).max() > 1e-4 * np.abs(exact_step).max()
 
 
 def _row_duals(lp, optimum: float) -> np.ndarray:

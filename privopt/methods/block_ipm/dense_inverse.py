@@ -72,7 +72,9 @@ _POOL: ThreadPoolExecutor | None = None
 
 
 def worker_count() -> int:
-    """The threads the columns are shared between: the cores this process may run on.
+    """The threads the columns are shared between: the cores this process may run on, at
+    most ``OMP_NUM_THREADS`` where that is set (the usual way of keeping several processes
+    on one machine from oversubscribing it).
 
     Returns
     -------
@@ -83,7 +85,11 @@ def worker_count() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
-    return max(1, cores)
+    try:
+        cap = int(os.environ.get("OMP_NUM_THREADS", "0"))
+    except ValueError:
+        cap = 0
+    return max(1, min(cores, cap) if cap > 0 else cores)
 
 
 def _pool() -> ThreadPoolExecutor:
