@@ -3,6 +3,8 @@ block by column block, for any prior (no symmetry needed).
 
 * :mod:`~privopt.methods.block_ipm.kernels` — each column's normal matrix and its inverse
   (dense for neighbour pairs, diagonal plus low rank for the output-law and auxiliary forms);
+* :mod:`~privopt.methods.block_ipm.dense_inverse` — the dense columns' inverses and products,
+  in place and on every core (LAPACK called without the interpreter lock);
 * :mod:`~privopt.methods.block_ipm.interior_point` — Mehrotra's predictor–corrector with a
   Schur complement on the row sums and a certified Lagrangian bound;
 * :mod:`~privopt.methods.block_ipm.polish` — each column's exact LP duals, to finish a stalled

@@ -12,7 +12,8 @@ A kernel holds ``G`` in the form that makes this cheap:
 
 * :class:`DenseColumns` — ``G`` sparse with several entries of ``v`` per row (the neighbour
   pairs of dp, identifiability and metric privacy). ``H_u`` is formed densely and inverted by
-  Cholesky: ``O(n³)`` per column.
+  Cholesky: ``O(n³)`` per column, in place, the cores sharing the columns
+  (:mod:`~privopt.methods.block_ipm.dense_inverse`).
 * :class:`DiagonalPlusLowRank` — ``G = A + L Rᵀ`` with at most one nonzero per row of ``A``
   and a thin dense part (PML and information privacy through the output law ``pᵀv``). Then
   ``H_u = Λ_u + Y_u M_u Y_uᵀ`` with ``Λ_u`` diagonal and ``Y_u`` of ``2k`` columns, and the
