@@ -60,28 +60,72 @@ if TYPE_CHECKING:  # pragma: no cover
 # The problem-file layer imports the notions and cvxpy (about a second): it is imported on
 # first use, so that ``privopt --help`` and argument errors answer at once.
 def load_problem(*args, **kwargs):
-    """:func:`privopt.files.load_problem`, imported on first use."""
+    """:func:`privopt.files.load_problem`, imported on first use.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Passed on to :func:`privopt.files.load_problem`.
+
+    Returns
+    -------
+    ProblemSpec
+        The validated problem file.
+    """
     from privopt.files import load_problem as load
 
     return load(*args, **kwargs)
 
 
 def parse_problem(*args, **kwargs):
-    """:func:`privopt.files.parse_problem`, imported on first use."""
+    """:func:`privopt.files.parse_problem`, imported on first use.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Passed on to :func:`privopt.files.parse_problem`.
+
+    Returns
+    -------
+    ProblemSpec
+        The validated problem.
+    """
     from privopt.files import parse_problem as parse
 
     return parse(*args, **kwargs)
 
 
 def load_mechanism(*args, **kwargs):
-    """:func:`privopt.files.load_mechanism`, imported on first use."""
+    """:func:`privopt.files.load_mechanism`, imported on first use.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Passed on to :func:`privopt.files.load_mechanism`.
+
+    Returns
+    -------
+    Mechanism or structured mechanism
+        The mechanism read from the file.
+    """
     from privopt.files import load_mechanism as load
 
     return load(*args, **kwargs)
 
 
 def check_reference(*args, **kwargs):
-    """:func:`privopt.files.check_reference`, imported on first use."""
+    """:func:`privopt.files.check_reference`, imported on first use.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Passed on to :func:`privopt.files.check_reference`.
+
+    Returns
+    -------
+    list of dict
+        One record ``{"key", "expected", "got", "ok"}`` per checked quantity.
+    """
     from privopt.files import check_reference as check
 
     return check(*args, **kwargs)

@@ -138,7 +138,13 @@ NEIGHBOR_CHOICES = NEIGHBOR_NAMES
 
 
 def notion_option_keys() -> tuple[str, ...]:
-    """The ``[privacy]`` keys that some notion declares as an option."""
+    """The ``[privacy]`` keys that some notion declares as an option.
+
+    Returns
+    -------
+    tuple of str
+        The option names of every registered notion, sorted, without repeats.
+    """
     return tuple(sorted({o.name for n in NOTIONS.values() for o in n.options}))
 
 
@@ -209,11 +215,14 @@ class ProblemSpec:
 
     @property
     def priors(self) -> list | None:
-        """The prior class of ``robust_pml`` (``[privacy] priors``), if given."""
+        """The prior class of ``robust_pml`` (``[privacy] priors``): a list, or ``None`` when
+        not given."""
         return self.options.get("priors")
 
     @property
     def mode(self) -> str | None:
+        """What the file asks for: ``"epsilon"`` or ``"max_distortion"`` (a ``str``), or
+        ``None`` when it sets neither (an audit file)."""
         if self.epsilon is not None:
             return "epsilon"
         if self.max_distortion is not None:
@@ -221,7 +230,18 @@ class ProblemSpec:
         return None
 
     def neighbors_for(self, notion: str):
-        """The neighbour relation to pass for ``notion`` (only dp / identifiability take one)."""
+        """The neighbour relation to pass for ``notion`` (only dp / identifiability take one).
+
+        Parameters
+        ----------
+        notion : str
+            A notion name or alias.
+
+        Returns
+        -------
+        str, NeighborRelation or None
+            :attr:`neighbors` when the notion uses a neighbour relation, else ``None``.
+        """
         return self.neighbors if get_notion(notion).uses_neighbors else None
 
     def design_kwargs(self, notion: str | None = None) -> dict:
@@ -328,6 +348,11 @@ def load_problem(path: str | os.PathLike, purpose: str = "solve") -> ProblemSpec
         only ``[prior]`` (e.g. ``privopt audit FILE --mechanism M``). Whatever is present is
         validated in full in every case.
 
+    Returns
+    -------
+    ProblemSpec
+        The validated contents of the file.
+
     Raises
     ------
     InputError
@@ -385,7 +410,28 @@ def read_toml(path: str | os.PathLike) -> dict:
 
 
 def parse_problem(data: dict, path: str = "<problem>", purpose: str = "solve") -> ProblemSpec:
-    """Validate an already parsed TOML document (see :func:`load_problem`)."""
+    """Validate an already parsed TOML document (see :func:`load_problem`).
+
+    Parameters
+    ----------
+    data : dict
+        The parsed document.
+    path : str
+        The name used in messages; relative paths in the document (CSV files) are read from
+        its folder, or from the working directory when it starts with ``<``.
+    purpose : {"solve", "audit", "any"}
+        What the document must contain, as for :func:`load_problem`.
+
+    Returns
+    -------
+    ProblemSpec
+        The validated problem.
+
+    Raises
+    ------
+    InputError
+        Naming ``path``, the key and what is wrong.
+    """
     if purpose not in ("solve", "audit", "any"):
         raise ValueError(f"purpose must be 'solve', 'audit' or 'any', got {purpose!r}")
     try:
@@ -1141,8 +1187,21 @@ def _kind(value) -> str:
 def check_reference(reference: dict, result: dict) -> list[dict]:
     """Compare a result (the JSON object of ``solve`` or ``audit``) with a ``[reference]``.
 
-    Returns one record per checked quantity: ``{"key", "expected", "got", "ok"}`` (absolute
-    difference within ``reference.tolerance``, default 1e-6).
+    Parameters
+    ----------
+    reference : dict
+        The ``[reference]`` table (:attr:`ProblemSpec.reference`).
+    result : dict
+        The JSON object of the result.
+
+    Returns
+    -------
+    list of dict
+        One record ``{"key", "expected", "got", "ok"}`` per quantity the reference gives:
+        ``status`` (when the result has one) and ``least_achievable``; ``distortion``,
+        ``epsilon``, ``leakage.<notion>`` and ``pml_per_output`` only when the result has an
+        answer (or no status). Numbers agree when their absolute difference is within
+        ``reference.tolerance`` (default 1e-6).
     """
     tol = reference.get("tolerance", DEFAULT_REFERENCE_TOLERANCE)
     checks: list[dict] = []

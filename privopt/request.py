@@ -99,8 +99,26 @@ class DesignRequest:
         """Budget mode for a notion without a convex level objective."""
         return self.mode == "max_distortion" and not self.notion.direct_level
 
-    def at(self, *, epsilon: float | None = None, max_distortion: float | None = None):
-        """The same request at another level (``epsilon``) or budget (``max_distortion``)."""
+    def at(
+        self, *, epsilon: float | None = None, max_distortion: float | None = None
+    ) -> DesignRequest:
+        """The same request at another level (``epsilon``) or budget (``max_distortion``).
+
+        Parameters
+        ----------
+        epsilon : float, optional
+            The new level (nats); when given, the request is in ``"epsilon"`` mode and
+            ``max_distortion`` is ignored.
+        max_distortion : float, optional
+            The new distortion budget, used when ``epsilon`` is ``None`` (``"max_distortion"``
+            mode).
+
+        Returns
+        -------
+        DesignRequest
+            A new request with ``mode``, ``epsilon`` and ``max_distortion`` replaced and every
+            other field shared with this one.
+        """
         if epsilon is not None:
             return dataclasses.replace(self, mode="epsilon", epsilon=epsilon, max_distortion=None)
         return dataclasses.replace(
@@ -109,31 +127,88 @@ class DesignRequest:
 
     # --- measurement ------------------------------------------------------------------------
     def level_of(self, matrix: np.ndarray) -> float:
-        """The notion's level of a dense mechanism (nats), re-measured with numpy."""
+        """The notion's level of a dense mechanism (nats), re-measured with numpy.
+
+        Parameters
+        ----------
+        matrix : numpy.ndarray
+            ``W[y, u] = p(u|y)``: ``|Y| × |U|``, one row per input of :attr:`prior`, rows
+            summing to 1.
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``, under the request's prior, neighbour relation
+            and notion options.
+        """
         return float(self.notion.measure(self.prior, matrix, self.neighbors, **self.options))
 
     def distortion_of(self, matrix: np.ndarray) -> float:
-        """``E[d(Y, U)]`` of a dense mechanism."""
+        """``E[d(Y, U)]`` of a dense mechanism.
+
+        Parameters
+        ----------
+        matrix : numpy.ndarray
+            ``W[y, u] = p(u|y)``: ``|Y| × |U|``, of the shape of :attr:`distortion`, rows
+            summing to 1.
+
+        Returns
+        -------
+        float
+            The expected distortion under the request's prior and :attr:`distortion`,
+            ``≥ 0`` (the extra budgets are not counted).
+        """
         return measures.expected_distortion(self.prior, matrix, self.distortion)
 
     def least_distortion(self) -> float:
         """``D*(∞) = Σ_y p(y) min_u d(y, u)``: the least distortion of any mechanism (the
-        extra budgets and user constraints aside)."""
+        extra budgets and user constraints aside).
+
+        Returns
+        -------
+        float
+            ``≥ 0``; 0 for the symbolic Hamming distortion on databases (the identity
+            mechanism).
+        """
         if self.distortion.is_database_hamming:
             return 0.0  # d(x, x) = 0: the identity mechanism
         return float(self.prior.input_probs @ self.distortion.matrix.min(axis=1))
 
     def least_level(self) -> float:
-        """The least level any mechanism has under the notion (``ε_X`` for identifiability)."""
+        """The least level any mechanism has under the notion (``ε_X`` for identifiability).
+
+        Returns
+        -------
+        float
+            The level in nats, ``≥ 0`` (0 for most notions).
+        """
         return float(self.notion.min_level(self.prior, self.neighbors))
 
     def max_level(self) -> float:
-        """A level beyond which the notion excludes no mechanism (``inf`` if none)."""
+        """A level beyond which the notion excludes no mechanism (``inf`` if none).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+        """
         return float(self.notion.max_level(self.prior))
 
     def feasible_without_extras(self, epsilon: float) -> bool:
         """Whether level ``epsilon`` is known feasible: a constant mechanism meets it and
-        nothing else (extra budgets, user constraints) could exclude every mechanism."""
+        nothing else (extra budgets, user constraints) could exclude every mechanism.
+
+        Parameters
+        ----------
+        epsilon : float
+            The level (nats).
+
+        Returns
+        -------
+        bool
+            True when the request :attr:`is_plain` and ``epsilon`` is at least
+            :meth:`least_level` (less 1e-12); False leaves feasibility open.
+        """
         return self.is_plain and epsilon >= self.least_level() - 1e-12
 
     def __repr__(self) -> str:
@@ -316,5 +391,16 @@ def _is_all(neighbors) -> bool:
 
 
 def finite(value: float | None) -> bool:
-    """True for a finite float (``None`` is not)."""
+    """True for a finite float (``None`` is not).
+
+    Parameters
+    ----------
+    value : float or None
+        The number to test.
+
+    Returns
+    -------
+    bool
+        False for ``None``, ``inf``, ``-inf`` and NaN; True otherwise.
+    """
     return value is not None and math.isfinite(value)

@@ -65,7 +65,29 @@ def _first_non_number(values, depth: int = 0):
 
 def as_real_array(values, field: str, ndim: int) -> np.ndarray:
     """Convert ``values`` to a float array of ``ndim`` dimensions, finite, or raise (strings
-    and booleans are not numbers here, even where numpy would read them as such)."""
+    and booleans are not numbers here, even where numpy would read them as such).
+
+    Parameters
+    ----------
+    values : array_like
+        Numbers: a flat list for ``ndim=1``, a list of equally long rows for ``ndim=2``.
+    field : str
+        The key named in error messages (e.g. ``"prior.probs"``).
+    ndim : int
+        The number of dimensions required (1 or 2).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float array of ``ndim`` dimensions, non-empty, every entry finite.
+
+    Raises
+    ------
+    InputError
+        If ``values`` holds strings, bytes or booleans, cannot be read as numbers, has
+        another number of dimensions, is empty, or has an infinite or NaN entry (or one
+        beyond the float range).
+    """
     _refuse_non_numbers(values, field, ndim)
     try:
         array = np.array(values, dtype=float)
@@ -98,6 +120,20 @@ def as_real_array(values, field: str, ndim: int) -> np.ndarray:
 
 
 def check_nonnegative(array: np.ndarray, field: str) -> None:
+    """Raise unless every entry of ``array`` is ``≥ 0``.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A float array, of any number of dimensions.
+    field : str
+        The key named in the error message.
+
+    Raises
+    ------
+    InputError
+        If an entry is negative; the message gives the first one and its index.
+    """
     if (array < 0).any():
         where = tuple(int(i) for i in np.argwhere(array < 0)[0])
         raise InputError(
@@ -108,7 +144,29 @@ def check_nonnegative(array: np.ndarray, field: str) -> None:
 
 
 def as_pmf(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
-    """Validate a probability vector; return it renormalised to sum to 1 (idempotent)."""
+    """Validate a probability vector; return it renormalised to sum to 1 (idempotent).
+
+    Parameters
+    ----------
+    values : array_like
+        A flat list of finite, non-negative numbers.
+    field : str
+        The key named in error messages.
+    tol : float
+        How far from 1 the sum may be (default :data:`SUM_TOLERANCE`, 1e-9).
+
+    Returns
+    -------
+    numpy.ndarray
+        The pmf as a float array, divided by its sum unless that sum is already 1 up to
+        rounding.
+
+    Raises
+    ------
+    InputError
+        If ``values`` is not such a list (see :func:`as_real_array`), has a negative entry,
+        or sums to more than ``tol`` away from 1.
+    """
     pmf = as_real_array(values, field, ndim=1)
     check_nonnegative(pmf, field)
     total = float(pmf.sum())
@@ -122,7 +180,29 @@ def as_pmf(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
 
 
 def as_stochastic_matrix(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
-    """Validate a row-stochastic matrix; return it with rows renormalised (idempotent)."""
+    """Validate a row-stochastic matrix; return it with rows renormalised (idempotent).
+
+    Parameters
+    ----------
+    values : array_like
+        A matrix (list of equally long rows) of finite, non-negative numbers.
+    field : str
+        The key named in error messages.
+    tol : float
+        How far from 1 each row sum may be (default :data:`SUM_TOLERANCE`, 1e-9).
+
+    Returns
+    -------
+    numpy.ndarray
+        The matrix as a new float array; each row whose sum is not 1 up to rounding is
+        divided by its sum.
+
+    Raises
+    ------
+    InputError
+        If ``values`` is not such a matrix (see :func:`as_real_array`), has a negative
+        entry, or has a row summing to more than ``tol`` away from 1.
+    """
     matrix = as_real_array(values, field, ndim=2)
     check_nonnegative(matrix, field)
     sums = matrix.sum(axis=1)
@@ -140,7 +220,29 @@ def as_stochastic_matrix(values, field: str, tol: float = SUM_TOLERANCE) -> np.n
 
 
 def as_labels(labels: Sequence | None, size: int, field: str) -> tuple[str, ...]:
-    """Validate labels (default ``"0", "1", ...``): right length, distinct."""
+    """Validate labels (default ``"0", "1", ...``): right length, distinct.
+
+    Parameters
+    ----------
+    labels : sequence or None
+        One label per symbol (each converted with :class:`str`), or ``None`` for the
+        default ``"0", "1", …, str(size − 1)``.
+    size : int
+        The number of symbols of the alphabet.
+    field : str
+        The key named in error messages.
+
+    Returns
+    -------
+    tuple of str
+        ``size`` distinct labels.
+
+    Raises
+    ------
+    InputError
+        If ``labels`` is a single string or not iterable, does not have ``size`` entries, or
+        has two equal labels.
+    """
     if labels is None:
         return tuple(str(i) for i in range(size))
     if isinstance(labels, str):
@@ -165,6 +267,27 @@ def as_labels(labels: Sequence | None, size: int, field: str) -> tuple[str, ...]
 
 
 def as_positive_int(value, field: str, minimum: int = 1) -> int:
+    """Validate an integer ``≥ minimum`` (booleans and floats such as ``2.0`` are refused).
+
+    Parameters
+    ----------
+    value : int
+        A Python or numpy integer.
+    field : str
+        The key named in error messages.
+    minimum : int
+        The least value allowed (default 1).
+
+    Returns
+    -------
+    int
+        ``value`` as a Python :class:`int`.
+
+    Raises
+    ------
+    InputError
+        If ``value`` is not an integer (or is a boolean), or is below ``minimum``.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"expected an integer >= {minimum}, got {value!r}", field)
     if value < minimum:

@@ -25,8 +25,9 @@ class LocationGrid:
     Parameters
     ----------
     rows, cols : int
+        Numbers of rows and columns of cells, each ``≥ 1``.
     cell_size : float
-        The side of a cell, in the unit of distances.
+        The side of a cell, in the unit of distances: positive and finite (default 1).
     counts : array_like, optional
         ``rows × cols`` non-negative counts (or weights) per cell; the prior is them
         normalised. Default: uniform.

@@ -48,6 +48,17 @@ class MetricPairs(NeighborRelation):
     """Ordered pairs ``(left[k], right[k])`` with a distance ``weights[k]`` each.
 
     The constraint of a pair is ``p(u|left) ≤ e^{ε·weights} p(u|right)``.
+
+    Parameters
+    ----------
+    size : int
+        Number of secrets.
+    left, right : array_like of int
+        The ends of the ordered pairs, entries in ``0 … size − 1`` (not checked).
+    weights : array_like of float
+        The distance of each pair, aligned with ``left`` and ``right``.
+    kind : str
+        How the pairs were made (default ``"metric"``; ``"spanner"`` for a spanner's edges).
     """
 
     def __init__(self, size: int, left, right, weights, kind: str = "metric"):
@@ -55,14 +66,38 @@ class MetricPairs(NeighborRelation):
         self.weights = np.asarray(weights, dtype=float)
 
     def restricted(self, keep: np.ndarray) -> MetricPairs:
-        """Only the pairs whose two ends are both in ``keep`` (mask or index array)."""
+        """Only the pairs whose two ends are both in ``keep`` (mask or index array).
+
+        Parameters
+        ----------
+        keep : numpy.ndarray
+            The secrets kept: a boolean mask of length ``size``, or integer indices.
+
+        Returns
+        -------
+        MetricPairs
+            On the same ``size`` secrets (not renumbered) and of the same ``kind``, with the
+            kept pairs and their weights.
+        """
         mask = np.zeros(self.size, dtype=bool)
         mask[keep] = True
         sel = mask[self.left] & mask[self.right]
         return MetricPairs(self.size, self.left[sel], self.right[sel], self.weights[sel], self.kind)
 
     def relabelled(self, keep: np.ndarray) -> MetricPairs:
-        """The pairs inside ``keep`` (an index array), renumbered ``0..len(keep)-1``."""
+        """The pairs inside ``keep`` (an index array), renumbered ``0..len(keep)-1``.
+
+        Parameters
+        ----------
+        keep : numpy.ndarray
+            Distinct integer indices of the secrets kept; secret ``keep[i]`` becomes ``i``.
+
+        Returns
+        -------
+        MetricPairs
+            On ``len(keep)`` secrets and of the same ``kind``, with the pairs whose two ends
+            are in ``keep`` and their weights.
+        """
         keep = np.asarray(keep, dtype=np.int64)
         rel = self.restricted(keep)
         position = np.full(self.size, -1, dtype=np.int64)
@@ -366,7 +401,13 @@ class Metric:
         return MetricPairs(k, left, right, d[left, right])
 
     def relation(self) -> MetricPairs:
-        """:attr:`pairs` (the exact constraint set)."""
+        """:attr:`pairs` (the exact constraint set).
+
+        Returns
+        -------
+        MetricPairs
+            The constraint pairs of the metric, both orders, with their distances.
+        """
         return self.pairs
 
     def sub_metric(self, keep) -> Metric:

@@ -45,6 +45,23 @@ def ratio_constraints(
     For the relation "all pairs" this is ``max_x M[x,u] ≤ c · min_x M[x,u]``, written with one
     auxiliary variable per column (``O(|X||U|)`` rows instead of ``O(|X|²|U|)``). Otherwise one
     vectorised constraint over the pair list (never a Python loop over scalar constraints).
+
+    Parameters
+    ----------
+    matrix : cvxpy.Expression
+        ``M``, one row per element of the relation and one column per output (``p(u|s)`` or
+        ``p(s, u)`` on the secret support).
+    level : cvxpy.Parameter
+        The ratio ``c = e^ε``.
+    neighbors : NeighborRelation
+        The relation on the rows of ``matrix``.
+
+    Returns
+    -------
+    list of cvxpy.Constraint
+        Empty when the relation has no pair; for all pairs, ``v ≤ M`` and ``M ≤ c v`` with
+        ``v ≥ 0`` the auxiliary column minimum (``1 × |U|``); otherwise one constraint over
+        the pair list.
     """
     n_rows, n_cols = matrix.shape
     if neighbors.n_pairs == 0:
@@ -62,6 +79,26 @@ def mixing_weight(num_a, num_b, anchor_a, anchor_b, ratio: float, slack: float =
 
     Entries where the anchor itself is not strictly feasible cannot be repaired by mixing
     and are left to the re-measurement (identifiability at ``ε = ε_X``).
+
+    Parameters
+    ----------
+    num_a : numpy.ndarray
+        ``a``, the left-hand side of ``a ≤ r·b`` at the answer.
+    num_b : numpy.ndarray
+        ``b``, the right-hand side before the factor ``r`` (same shape as ``num_a``).
+    anchor_a : numpy.ndarray
+        ``a_c``, the left-hand side at the anchor (broadcastable to ``num_a``).
+    anchor_b : numpy.ndarray
+        ``b_c``, the right-hand side at the anchor (broadcastable to ``num_a``).
+    ratio : float
+        ``r = e^ε`` (or an array of per-entry ratios, broadcastable to ``num_a``).
+    slack : float
+        Relative violation left unrepaired (default 0; or an array like ``ratio``).
+
+    Returns
+    -------
+    float
+        ``θ`` in ``[0, 1)``; 0 when no entry that mixing can repair is violated.
     """
     lhs = num_a - ratio * num_b
     lhs_c = anchor_a - ratio * anchor_b
@@ -81,7 +118,31 @@ def pairwise_repair_weight(
     scale: np.ndarray | None = None,
 ) -> float:
     """The repair weight of ``s(x) M[x,u] ≤ e^ε s(x') M[x',u]`` over ``neighbors`` on the
-    rows of ``support`` (``s = 1`` for dp / ldp, ``s = p`` for identifiability)."""
+    rows of ``support`` (``s = 1`` for dp / ldp, ``s = p`` for identifiability).
+
+    For all pairs and a non-constant ``s`` the weight is a sufficient one, from the largest and
+    smallest ``s`` on the support; otherwise it is the least.
+
+    Parameters
+    ----------
+    channel : numpy.ndarray
+        ``M = p(u|s)`` of the answer, ``|S| × |U|``.
+    anchor : numpy.ndarray
+        ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+    level : float
+        ε in nats (capped as in :func:`repair_terms`).
+    neighbors : NeighborRelation
+        The relation on all secrets (restricted here to ``support``).
+    support : numpy.ndarray
+        Indices of the secrets with positive probability.
+    scale : numpy.ndarray or None
+        ``s``, one entry per secret; ``None`` (the default) for ones.
+
+    Returns
+    -------
+    float
+        ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
+    """
     ratio, slack = repair_terms(level)
     s = np.ones(channel.shape[0]) if scale is None else np.asarray(scale, dtype=float)
     if neighbors.kind == "all" and neighbors.n_pairs == neighbors.size * (neighbors.size - 1):

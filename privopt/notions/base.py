@@ -122,7 +122,8 @@ class LagrangeContext:
 
     @property
     def prior_joint(self) -> np.ndarray:
-        """``p(s, y)`` on the secret support (rows) and every input (columns)."""
+        """``p(s, y)`` on the secret support (rows) and every input (columns): a
+        ``numpy.ndarray``, ``|supp S| × |Y|``."""
         observation = self.prior.observation
         if observation is None:
             joint = np.zeros((self.p_secret.size, self.prior.n_inputs))
@@ -153,7 +154,8 @@ class LagrangeContext:
 
     @property
     def joint(self) -> np.ndarray:
-        """``p(s, u)`` of the answer on the secret support."""
+        """``p(s, u)`` of the answer on the secret support: a ``numpy.ndarray``,
+        ``|supp S| × |U|``."""
         return self.p_secret[:, None] * self.channel
 
     def posterior(self, floor: float = 1e-12) -> np.ndarray:
@@ -240,6 +242,9 @@ class DesignContext:
         ``p(s)`` on the secret support.
     p_u : cvxpy.Expression
         Output marginal ``p(u) = Σ_y p(y) W[y,u]``, length ``|U|``.
+    secret_index : numpy.ndarray
+        The secrets of the support, in the prior's indices: row ``i`` of :attr:`channel` is
+        secret ``secret_index[i]``.
     neighbors : NeighborRelation or None
         The relation on secrets, re-indexed to the support rows of ``channel``.
     options : dict
@@ -262,12 +267,12 @@ class DesignContext:
 
     @property
     def n_outputs(self) -> int:
-        """Number of outputs ``|U|`` (columns of :attr:`W`)."""
+        """Number of outputs ``|U|`` (columns of :attr:`W`), an ``int``."""
         return int(self.W.shape[1])
 
     @property
     def n_secrets(self) -> int:
-        """Number of secrets in the support, ``|supp S|`` (rows of :attr:`channel`)."""
+        """Number of secrets in the support, ``|supp S|`` (rows of :attr:`channel`), an ``int``."""
         return int(self.p_secret.size)
 
     def broadcast_rows(self, row: cp.Expression, n_rows: int | None = None) -> cp.Expression:
@@ -290,7 +295,8 @@ class DesignContext:
 
     @property
     def joint(self) -> cp.Expression:
-        """``p(s, u) = p(s) p(u|s)`` on the secret support."""
+        """``p(s, u) = p(s) p(u|s)`` on the secret support: a ``cvxpy.Expression``,
+        ``|supp S| × |U|``, linear in :attr:`W`."""
         return cp.multiply(self.p_secret[:, None], self.channel)
 
 

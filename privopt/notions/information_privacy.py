@@ -27,16 +27,85 @@ class InformationPrivacy(Notion):
     source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
 
     def independent_at_zero(self, neighbors=None) -> bool:
+        """True: level 0 forces ``p(u|s) = p(u)`` for every secret of the support.
+
+        Parameters
+        ----------
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+
+        Returns
+        -------
+        bool
+            ``True``.
+        """
         return True
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The information privacy (LIP) level ``max_{s, u} |ln p(u|s)/p(u)|`` (Calmon & Fawaz 2012,
+        Def. 6), by :func:`privopt.measures.information_privacy_level`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+        """
         return measures.information_privacy_level(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``p(u|s) ≤ e^ε p(u)`` and ``p(u) ≤ e^ε p(u|s)`` for every secret of the support and
+        every output (Calmon & Fawaz 2012, Def. 6).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+        level : cvxpy.Parameter
+            Holds ``e^ε``.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            The upper bound, then the lower one, each ``|supp S| × |U|``.
+        """
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return [ctx.channel <= level * p_u_rows, p_u_rows <= level * ctx.channel]
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        """The least weight of the anchor that restores both ``p(u|s) ≤ e^ε p(u)`` and
+        ``p(u) ≤ e^ε p(u|s)`` on the support, in closed form (the larger of the two weights).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request (only its secret probabilities are used).
+        channel : numpy.ndarray
+            ``p(u|s)`` of the answer, ``|S| × |U|``.
+        anchor : numpy.ndarray
+            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+        level : float
+            ε in nats.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
+        """
         p = prior.secret_probs
         ch = channel[p > 0]
         q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
@@ -47,6 +116,23 @@ class InformationPrivacy(Notion):
         return max(upper, lower)
 
     def lagrangian(self, lctx, duals):
+        """The terms of ``Σ λ₁ (p(u|s) − e^ε p(u)) + Σ λ₂ (p(u) − e^ε p(u|s))``, linear in the
+        channel and the output law.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level_value`` (``e^ε``).
+        duals : list
+            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
+            none).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients ``λ₁ − e^ε λ₂`` and output coefficients
+            ``Σ_s λ₂ − e^ε Σ_s λ₁`` (constant 0).
+        """
         # Σ λ₁ (p(u|s) − c p(u)) + Σ λ₂ (p(u) − c p(u|s))
         c = lctx.level_value
         upper = dual_array(duals[0], lctx.channel.shape)

@@ -30,19 +30,105 @@ class LocalDifferentialPrivacy(Notion):
     source = "Saeidian et al. Def. 14"
 
     def independent_at_zero(self, neighbors=None) -> bool:
+        """True: LDP at level 0 makes ``p(u|s)`` the same for every secret of the support.
+
+        Parameters
+        ----------
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+
+        Returns
+        -------
+        bool
+            ``True``.
+        """
         return True
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The LDP level ``ln max_{u, s, s'} p(u|s)/p(u|s')`` over the support (Saeidian et al.
+        2023, Def. 14), by :func:`privopt.measures.ldp_level`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+        """
         return measures.ldp_level(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``p(u|s) ≤ e^ε p(u|s')`` for every pair of secrets of the support (Saeidian et al. 2023,
+        Def. 14), as ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` per output.
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+        level : cvxpy.Parameter
+            Holds ``e^ε``.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            ``v ≤ p(u|s)`` and ``p(u|s) ≤ e^ε v`` with ``v`` an auxiliary column minimum
+            (``1 × |U|``); none for a single secret.
+        """
         return ratio_constraints(ctx.channel, level, all_pairs(ctx.n_secrets))
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        """The least weight of the anchor that restores ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` on the
+        support for every output, in closed form.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request (only its secret probabilities are used).
+        channel : numpy.ndarray
+            ``p(u|s)`` of the answer, ``|S| × |U|``.
+        anchor : numpy.ndarray
+            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+        level : float
+            ε in nats.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
+        """
         support = np.flatnonzero(prior.secret_probs > 0)
         return pairwise_repair_weight(channel, anchor, level, all_pairs(channel.shape[0]), support)
 
     def lagrangian(self, lctx, duals):
+        """The terms of the all-pairs ratio constraints' Lagrangian (with the auxiliary column
+        minimum eliminated), linear in the channel.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level_value`` (``e^ε``).
+        duals : list
+            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
+            none).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients only (the output coefficients and the constant are 0).
+        """
         shape = lctx.channel.shape
         coef = ratio_lagrangian(duals, shape, lctx.level_value, all_pairs(shape[0]))
         return LagrangeTerms(coef, np.zeros(shape[1]))

@@ -36,12 +36,59 @@ class MaxInformationLeakage(Notion):
     source = "Calmon-Fawaz Def. 4, Thm 2 (eq. 32)"
 
     def independent_at_zero(self, neighbors=None) -> bool:
+        """True: level 0 makes every used output's posterior the prior, i.e. ``p(u|s)`` the same
+        for every secret of the support.
+
+        Parameters
+        ----------
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+
+        Returns
+        -------
+        bool
+            ``True``.
+        """
         return True
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)`` (Calmon & Fawaz
+        2012, Def. 4), by :func:`privopt.measures.max_information_leakage`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, H(S)]``.
+        """
         return measures.max_information_leakage(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``(H(S) − ε) p(u) + Σ_s p(s,u) ln(p(s,u)/p(u)) ≤ 0`` for every output (Calmon & Fawaz
+        2012, eq. (32)), written with ``rel_entr``.
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+        level : cvxpy.Parameter
+            Holds ε (nats).
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            One exponential-cone constraint of length ``|U|``.
+        """
         h_s = float(stats.entropy(ctx.p_secret))
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         # Σ_s rel_entr(p(s,u), p(u)) = −p(u) H(S|U=u)      ([Calmon-Fawaz] eq. 32)
@@ -49,10 +96,40 @@ class MaxInformationLeakage(Notion):
         return [cp.multiply(h_s - level, ctx.p_u) + neg_cond_entropy <= 0]
 
     def max_level(self, prior) -> float:
+        """``H(S)`` over the support: ``H(S) − H(S|U=u) ≤ H(S)`` for every output.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+
+        Returns
+        -------
+        float
+            ``H(S)`` in nats.
+        """
         p = as_prior(prior).secret_probs
         return float(stats.entropy(p[p > 0]))  # H(S) − H(S|U=u) ≤ H(S)
 
     def lagrangian(self, lctx, duals):
+        """The terms of ``Σ_u μ_u g_u`` with ``g_u`` the constraint of output ``u``, bounded below
+        through the answer's posterior ``r`` (Gibbs' inequality:
+        ``Σ_s p(s,u) ln p(s|u) ≥ Σ_s p(s,u) ln r_u(s)``), linear in the channel.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level_value`` (ε) and the answer's posterior.
+        duals : list
+            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
+            none).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients ``μ_u p(s) ln r_u(s)`` and output coefficients
+            ``μ_u (H(S) − ε)`` (constant 0).
+        """
         # g_u = (H(S) − ε) p(u) + Σ_s p(s,u) ln p(s|u) ≥ (H(S) − ε) p(u) + Σ_s p(s,u) ln r_u(s)
         # for any posterior r (Gibbs' inequality), linear in the channel
         p = lctx.p_secret
@@ -62,6 +139,23 @@ class MaxInformationLeakage(Notion):
         return LagrangeTerms(channel, mu * (h_s - lctx.level_value))
 
     def decomposition_bound(self, lctx, scale: float = 1.0):
+        """The decomposition bound (:meth:`Notion.decomposition_bound`) for posteriors of entropy at
+        least ``H(S) − ε``: per output, ``τh − τ ln Σ_s e^{−a_u(s)/τ}`` maximised over ``τ > 0``
+        (the dual of the least cost at that entropy).
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            With :attr:`~LagrangeContext.row_duals` and :attr:`~LagrangeContext.distortion` set.
+        scale : float
+            Unused (the bound involves no multiplier of the notion).
+
+        Returns
+        -------
+        float or None
+            A lower bound on ``D*(ε)``, in the distortion's units; ``None`` without row duals or
+            when no bound is finite.
+        """
         # each used output's posterior r_u has H(r_u) ≥ H(S) − ε; for any τ > 0,
         # min {a·r : H(r) ≥ h} ≥ τh − τ ln Σ_s e^{−a(s)/τ} (Lagrangian dual of the inner
         # problem, Gibbs), maximised over τ per output

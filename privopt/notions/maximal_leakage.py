@@ -29,28 +29,131 @@ class MaximalLeakage(Notion):
     source = "Saeidian et al. Def. 6 (Issa et al.)"
 
     def independent_at_zero(self, neighbors=None) -> bool:
+        """True: ``Σ_u max_s p(u|s) ≤ 1`` forces ``p(u|s)`` to be the same for every secret of the
+        support.
+
+        Parameters
+        ----------
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+
+        Returns
+        -------
+        bool
+            ``True``.
+        """
         return True
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The maximal leakage ``L = ln Σ_u max_s p(u|s)`` over the support (Issa, Wagner &
+        Kamath 2020; Saeidian et al. 2023, eq. (1) and Def. 6), by
+        :func:`privopt.measures.maximal_leakage`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, ln |supp S|]``.
+        """
         return measures.maximal_leakage(prior, mechanism)
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
+        """``Σ_u max_s p(u|s)`` over the support, ``e^L`` (Saeidian et al. 2023, eq. (1)).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+
+        Returns
+        -------
+        cvxpy.Expression
+            A convex scalar, ``≥ 1`` on mechanisms (:meth:`level_from_objective` takes its log).
+        """
         return cp.sum(cp.max(ctx.channel, axis=0))
 
     def level_program(self, ctx: DesignContext):
+        """``Σ_u t_u`` subject to ``p(u|s) ≤ t_u`` on the support: :meth:`level_objective` with
+        affine constraints only, so that their dual values give a bound (:meth:`level_lagrangian`).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+
+        Returns
+        -------
+        tuple of (cvxpy.Expression, list of cvxpy.Constraint)
+            ``Σ_u t_u`` (``t ≥ 0`` an auxiliary variable of length ``|U|``) and the one constraint
+            ``p(u|s) ≤ t_u``, ``|supp S| × |U|``.
+        """
         # Σ_u t_u with t_u ≥ p(u|x): the auxiliary t keeps every constraint affine, so the
         # solver's dual values give a Lagrangian bound (level_lagrangian)
         t = cp.Variable(ctx.n_outputs, nonneg=True, name="column_max")
         return cp.sum(t), [ctx.channel <= ctx.broadcast_rows(t)]
 
     def level_from_objective(self, value: float) -> float:
+        """The maximal leakage ``L = ln v`` of the optimal value ``v`` of ``Σ_u max_s p(u|s)``.
+
+        Parameters
+        ----------
+        value : float
+            The optimal value of :meth:`level_objective` or :meth:`level_program`.
+
+        Returns
+        -------
+        float
+            ``ln max(value, 1)`` in nats (values below 1 are round-off), ``≥ 0``.
+        """
         return math.log(max(value, 1.0))  # Σ_u max_x p(u|x) ≥ 1, so L ≥ 0
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``Σ_u t_u ≤ e^ε`` with ``p(u|s) ≤ t_u`` on the support: maximal leakage ``≤ ε`` as an LP
+        (Saeidian et al. 2023, eq. (1)).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+        level : cvxpy.Parameter
+            Holds ``e^ε``.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            ``p(u|s) ≤ t_u`` (``|supp S| × |U|``), then ``Σ_u t_u ≤ e^ε``.
+        """
         objective, columns = self.level_program(ctx)
         return [*columns, objective <= level]
 
     def lagrangian(self, lctx, duals):
+        """The terms of ``Σ λ (p(u|s) − t_u) + μ (Σ_u t_u − e^ε)``, with ``μ`` raised to
+        ``max_u Σ_s λ`` where it is below, so that the coefficient of ``t ≥ 0`` is non-negative and
+        ``t`` drops out.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level_value`` (``e^ε``).
+        duals : list
+            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
+            none).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients ``λ``, output coefficients 0 and the constant ``−μ e^ε``.
+        """
         # Σ λ (p(u|x) − t_u) + μ (Σ_u t_u − e^ε): the coefficient μ − Σ_x λ of t ≥ 0 must be
         # non-negative, so μ is raised where it is not
         lam = dual_array(duals[0], lctx.channel.shape)
@@ -58,6 +161,21 @@ class MaximalLeakage(Notion):
         return LagrangeTerms(lam, np.zeros(lam.shape[1]), -mu * lctx.level_value)
 
     def level_lagrangian(self, lctx, duals):
+        """A lower bound on ``Σ_u max_s p(u|s)``: the terms of ``Σ_u t_u + Σ λ (p(u|s) − t_u)``
+        with every column of ``λ`` scaled down to a sum of at most 1, so that ``t`` drops out.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The solver's answer and the problem data, as numpy arrays.
+        duals : list
+            The dual values of the :meth:`level_program` constraint ``p(u|s) ≤ t_u``.
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients ``λ`` (scaled), output coefficients and constant 0.
+        """
         # Σ_u t_u + Σ λ (p(u|x) − t_u): the coefficient 1 − Σ_x λ of t must be ≥ 0
         lam = dual_array(duals[0], lctx.channel.shape)
         total = lam.sum(axis=0)
@@ -65,9 +183,45 @@ class MaximalLeakage(Notion):
         return LagrangeTerms(lam, np.zeros(lam.shape[1]))
 
     def max_level(self, prior) -> float:
+        """``ln |supp S|``: ``Σ_u max_s p(u|s) ≤ Σ_s Σ_u p(u|s) = |supp S|`` for every mechanism.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+
+        Returns
+        -------
+        float
+            ``ln |supp S|`` in nats.
+        """
         return math.log(len(as_prior(prior).secret_support))  # L ≤ ln |supp X|
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        """A weight of the anchor that restores ``Σ_u max_s p(u|s) ≤ e^ε`` on the support, in
+        closed form: mixing gives at most ``(1−θ) T + θ`` with ``T`` the answer's sum, so
+        ``θ = (T − e^ε)/(T − 1)`` suffices.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request (only its secret probabilities are used).
+        channel : numpy.ndarray
+            ``p(u|s)`` of the answer, ``|S| × |U|``.
+        anchor : numpy.ndarray
+            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+        level : float
+            ε in nats.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            ``θ`` in ``[0, 1)``; 0 when ``T ≤ e^ε`` (up to the repair slack) or ``T ≤ 1``.
+        """
         # Σ_u max_x of the mixture ≤ (1−θ) Σ_u max_x p(u|x) + θ Σ_u anchor_u, with Σ anchor = 1
         total = float(channel[prior.secret_probs > 0].max(axis=0).sum())
         bound, slack = repair_terms(level)

@@ -260,12 +260,57 @@ class MetricPrivacy(Notion):
     )
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The least ε with the mechanism ε·d-private on the constraint pairs of the support (the
+        spanner's edges with ``spanner``) (Chatzikokolakis et al. 2013, Def. 3), by
+        :func:`privopt.measures.metric_dp_level`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            ``metric`` (required, validated here) and ``spanner`` (optional).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+
+        Raises
+        ------
+        InputError
+            For a missing or malformed ``metric`` (field ``privacy.metric``).
+        """
         metric = validate_metric(options.get("metric"), prior, "privacy.metric")
         support = np.flatnonzero(prior.secret_probs > 0)
         pairs = constraint_pairs({"metric": metric, "spanner": options.get("spanner")}, support)
         return measures.metric_dp_level(prior, mechanism, metric, pairs)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``p(u|a) ≤ e^{ε d(a,b)} p(u|b)`` on the constraint pairs of the support (Chatzikokolakis
+        et al. 2013, Def. 3; Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 4), with ``+ 1``
+        on the right for the pairs whose ``ε d`` exceeds :data:`RELAXED_EXPONENT` (left out).
+
+        The ratios are parameters derived from ``level``; a hook appended to
+        ``ctx.level_hooks`` updates them when the level changes.
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and its expressions; ``ctx.options`` holds ``metric`` and
+            ``spanner``.
+        level : cvxpy.Parameter
+            Holds ``e^ε``.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            One constraint over the pairs (pairs × ``|U|``), or none when there is no pair.
+        """
         pairs = constraint_pairs(ctx.options, ctx.secret_index).relabelled(ctx.secret_index)
         if pairs.n_pairs == 0:
             return []
@@ -284,6 +329,30 @@ class MetricPrivacy(Notion):
         return [channel[pairs.left, :] <= cp.multiply(ratios, channel[pairs.right, :]) + left_out]
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        """The least weight of the anchor that restores the true constraint
+        ``p(u|a) ≤ e^{ε d(a,b)} p(u|b)`` on every constraint pair of the support (exponents
+        capped at 700, as in every repair), in closed form.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request (only its secret probabilities are used).
+        channel : numpy.ndarray
+            ``p(u|s)`` of the answer, ``|S| × |U|``.
+        anchor : numpy.ndarray
+            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+        level : float
+            ε in nats.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            ``metric`` and ``spanner``, as :meth:`validate_options` returns them.
+
+        Returns
+        -------
+        float
+            ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
+        """
         support = np.flatnonzero(prior.secret_probs > 0)
         pairs = constraint_pairs(options, support).relabelled(support)
         ch = channel if channel.shape[0] == support.size else channel[support]
@@ -302,6 +371,23 @@ class MetricPrivacy(Notion):
         return theta
 
     def lagrangian(self, lctx, duals):
+        """The terms of ``Σ λ (p(u|a) − e^{ε d(a,b)} p(u|b) − o_ab)`` over the constraint pairs,
+        with ``o_ab = 1`` for the pairs left out at this level and 0 otherwise.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level`` (ε) and ``options``.
+        duals : list
+            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
+            none).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients, output coefficients 0 and the constant ``−Σ λ`` over the pairs
+            left out.
+        """
         shape = lctx.channel.shape
         support = lctx.prior.secret_support
         pairs = constraint_pairs(lctx.options, support).relabelled(support)
@@ -319,7 +405,31 @@ class MetricPrivacy(Notion):
     def result_notes(self, prior, mechanism, level: float, **options) -> dict:
         """The constraint pairs written and, with a spanner, the guarantee on the full metric
         (a message, hence a warning: the level holds on the spanner's edges) and the exact
-        metric level re-measured on every pair."""
+        metric level re-measured on every pair.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            The designed ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        level : float
+            The level the mechanism meets on the constraint pairs (nats).
+        **options
+            ``metric`` (required, validated here) and ``spanner`` (optional).
+
+        Returns
+        -------
+        dict
+            ``constraint_pairs`` (unordered pairs); with a spanner of stretch ``> 1`` also
+            ``spanner_stretch``, ``spanner_edges``, ``guaranteed_metric_level`` (``ε·δ``),
+            ``metric_level`` and the message ``spanner_guarantee``.
+
+        Raises
+        ------
+        InputError
+            For a missing or malformed ``metric`` (field ``privacy.metric``).
+        """
         metric: Metric = validate_metric(options.get("metric"), prior, "privacy.metric")
         support = np.flatnonzero(prior.secret_probs > 0)
         spanner = options.get("spanner")

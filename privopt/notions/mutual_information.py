@@ -36,24 +36,107 @@ class MutualInformation(Notion):
     source = "Calmon-Fawaz Def. 3, Thm 1; Wang et al. Def. 4"
 
     def independent_at_zero(self, neighbors=None) -> bool:
+        """True: ``I(S;U) = 0`` exactly when ``p(u|s)`` is the same for every secret of the support.
+
+        Parameters
+        ----------
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+
+        Returns
+        -------
+        bool
+            ``True``.
+        """
         return True
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The mutual information ``I(S;U)`` (Calmon & Fawaz 2012, Def. 3 and eq. (14)), by
+        :func:`privopt.measures.mutual_information`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, H(S)]``.
+        """
         return measures.mutual_information(prior, mechanism)
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
+        """``I(S;U) = Σ_{s,u} p(s) rel_entr(p(u|s), p(u))`` (Calmon & Fawaz 2012, eq. (14)).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+
+        Returns
+        -------
+        cvxpy.Expression
+            A convex scalar, in nats.
+        """
         # I(S;U) = Σ_{s,u} p(s) rel_entr(p(u|s), p(u))   ([Calmon-Fawaz] eq. 14)
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return cp.sum(cp.multiply(ctx.p_secret[:, None], cp.rel_entr(ctx.channel, p_u_rows)))
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``I(S;U) ≤ ε``, with :meth:`level_objective`.
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+        level : cvxpy.Parameter
+            Holds ε (nats).
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            One exponential-cone constraint.
+        """
         return [self.level_objective(ctx) <= level]
 
     def max_level(self, prior) -> float:
+        """``H(S)`` over the support: ``I(S;U) ≤ H(S)`` for every mechanism.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+
+        Returns
+        -------
+        float
+            ``H(S)`` in nats.
+        """
         p = as_prior(prior).secret_probs
         return float(stats.entropy(p[p > 0]))  # I(S;U) ≤ H(S)
 
     def min_level(self, prior, neighbors=None) -> float:
+        """0: a constant mechanism has ``I(S;U) = 0``.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+
+        Returns
+        -------
+        float
+            0.
+        """
         return 0.0
 
     @staticmethod
@@ -87,6 +170,25 @@ class MutualInformation(Notion):
         return LagrangeTerms(coef, np.zeros(lctx.channel.shape[1]), h_s)
 
     def lagrangian(self, lctx, duals):
+        """The terms of ``μ (I(S;U) − ε)``, with ``I`` bounded below by the cross-entropy bound
+        (when the secret is the input, at the posterior of one Blahut–Arimoto step of slope
+        ``1/μ``, Blahut 1972), linear in the channel.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level_value`` (ε), ``weights`` and the
+            answer's posterior.
+        duals : list
+            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
+            none).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients ``μ p(s) ln r_u(s)``, output coefficients 0 and the constant
+            ``μ (H(S) − ε)``.
+        """
         mu = float(dual_array(duals[0], ()))
         bound = self._minorant(lctx, 1.0 / mu if mu > 0 else None)
         return LagrangeTerms(
@@ -94,6 +196,24 @@ class MutualInformation(Notion):
         )
 
     def decomposition_bound(self, lctx, scale: float = 1.0):
+        """The decomposition bound (:meth:`Notion.decomposition_bound`) at an ε point:
+        ``E d + μ (I − ε) ≥ Σ_y p(y) λ(y) − μ ε + min_u −μ ln Σ_s p(s) e^{−a_u(s)/μ}`` (Gibbs'
+        variational principle), with ``μ`` the constraint's multiplier times ``scale``.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            With :attr:`~LagrangeContext.row_duals`, :attr:`~LagrangeContext.distortion` and
+            :attr:`~LagrangeContext.multipliers` set.
+        scale : float
+            Factor on the constraint's multiplier, ``≥ 0`` (default 1).
+
+        Returns
+        -------
+        float or None
+            A lower bound on ``D*(ε)``, in the distortion's units; ``None`` at a budget point,
+            without row duals or multipliers, when ``μ ≤ 0`` or when no bound is finite.
+        """
         # E d + μ (I − ε) ≥ Σ_y p(y)λ(y) − με + Σ_u p(u) min_r [a_u·r + μ D(r‖p_S)], and the
         # inner minimum is −μ ln Σ_s p(s) e^{−a_u(s)/μ} (Gibbs' variational principle)
         if lctx.row_duals is None or not lctx.multipliers or lctx.multiplier is not None:
@@ -106,6 +226,23 @@ class MutualInformation(Notion):
         )
 
     def level_lagrangian(self, lctx, duals):
+        """A lower bound on ``I(S;U)`` linear in the channel: the cross-entropy bound (when the
+        secret is the input, at the posterior of one Blahut–Arimoto step of slope
+        ``lctx.multiplier``, Blahut 1972).
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``multiplier`` and ``weights``.
+        duals : list
+            Unused (:meth:`level_program` has no constraints).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients ``p(s) ln r_u(s)``, output coefficients 0 and the constant
+            ``H(S)``.
+        """
         mu = lctx.multiplier
         return self._minorant(lctx, mu if mu is not None and mu > 0 else None)
 

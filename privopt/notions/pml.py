@@ -25,18 +25,100 @@ class PointwiseMaximalLeakage(Notion):
     source = "Saeidian et al. Def. 4, Thm 1"
 
     def independent_at_zero(self, neighbors=None) -> bool:
+        """True: level 0 forces ``p(u|s) = p(u)`` for every secret of the support.
+
+        Parameters
+        ----------
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+
+        Returns
+        -------
+        bool
+            ``True``.
+        """
         return True
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The PML level ``max_u ln max_s p(u|s)/p(u)`` over the support (Saeidian et al. 2023,
+        Def. 4 and Thm 1), by :func:`privopt.measures.pml_level`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+        """
         return measures.pml_level(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``p(u|s) ≤ e^ε p(u)`` for every secret of the support and every output (Saeidian et al.
+        2023, Thm 1).
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and the expressions derived from it.
+        level : cvxpy.Parameter
+            Holds ``e^ε``.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            One constraint, ``|supp S| × |U|``.
+        """
         return [ctx.channel <= level * ctx.broadcast_rows(ctx.p_u)]
 
     def max_level(self, prior) -> float:
+        """``ε_max = −ln min_{s ∈ supp} p(s)``: every mechanism is ε_max-PML (Saeidian et al. 2023,
+        Lemma 2), by :func:`privopt.measures.epsilon_max`.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+
+        Returns
+        -------
+        float
+            ``ε_max`` in nats, ``≥ 0``.
+        """
         return measures.epsilon_max(prior)  # every mechanism is ε_max-PML ([Saeidian-PML] Lemma 2)
 
     def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+        """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u)`` on the support, in
+        closed form.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request (only its secret probabilities are used).
+        channel : numpy.ndarray
+            ``p(u|s)`` of the answer, ``|S| × |U|``.
+        anchor : numpy.ndarray
+            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+        level : float
+            ε in nats.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            Ignored (the notion takes none).
+
+        Returns
+        -------
+        float
+            ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
+        """
         p = prior.secret_probs
         ch = channel[p > 0]
         q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
@@ -44,6 +126,21 @@ class PointwiseMaximalLeakage(Notion):
         return mixing_weight(ch, q, c, c, *repair_terms(level))
 
     def lagrangian(self, lctx, duals):
+        """The terms of ``Σ λ (p(u|s) − e^ε p(u))``, linear in the channel and the output law.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level_value`` (``e^ε``).
+        duals : list
+            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
+            none).
+
+        Returns
+        -------
+        LagrangeTerms
+            Channel coefficients ``λ`` and output coefficients ``−e^ε Σ_s λ`` (constant 0).
+        """
         # Σ λ (p(u|s) − c p(u))
         lam = dual_array(duals[0], lctx.channel.shape)
         return LagrangeTerms(lam, -lctx.level_value * lam.sum(axis=0))

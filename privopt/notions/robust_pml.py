@@ -49,7 +49,28 @@ HULL_NOTE = "robust_pml_hull"
 
 
 def validate_priors(value, prior, field: str) -> list[np.ndarray] | str:
-    """A non-empty list of pmfs over the secret alphabet of ``prior``, or ``"all"``."""
+    """A non-empty list of pmfs over the secret alphabet of ``prior``, or ``"all"``.
+
+    Parameters
+    ----------
+    value : list of array_like or str
+        The pmfs, or ``"all"`` (every full-support prior).
+    prior : Prior, JointPrior or DatabasePrior
+        The prior of the request (gives the number of secrets).
+    field : str
+        The key named in messages (e.g. ``privacy.priors``).
+
+    Returns
+    -------
+    list of numpy.ndarray or str
+        The validated pmfs, each of length ``|S|``, or ``"all"``.
+
+    Raises
+    ------
+    InputError
+        For another string, an empty or non-list value, or an entry that is not a pmf over
+        the secrets.
+    """
     if isinstance(value, str):
         if value == "all":
             return "all"
@@ -76,7 +97,28 @@ def validate_priors(value, prior, field: str) -> list[np.ndarray] | str:
 
 def validate_entry_priors(value, prior, field: str) -> list[np.ndarray]:
     """Per-entry sets of pmfs over ``D`` (one list per entry, or one list for every entry),
-    expanded to the products of their vertices: pmfs over ``Dⁿ`` in lexicographic order."""
+    expanded to the products of their vertices: pmfs over ``Dⁿ`` in lexicographic order.
+
+    Parameters
+    ----------
+    value : list
+        ``n`` lists of pmfs over the ``m`` row values, or a single list for every entry.
+    prior : DatabasePrior
+        The prior of the request (gives ``n`` and ``m``).
+    field : str
+        The key named in messages (e.g. ``privacy.priors``).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The Kronecker products of one pmf per entry, each of length ``mⁿ``.
+
+    Raises
+    ------
+    InputError
+        For a prior that is not a database prior, a wrong number of lists, an entry that is
+        not a pmf over the row values, or more than :data:`MAX_PRODUCT_PRIORS` products.
+    """
     from privopt.model import DatabasePrior
 
     if not isinstance(prior, DatabasePrior):
@@ -120,7 +162,27 @@ ABOUT_CHOICES = ("secret", "entries")
 
 
 def validate_about(value, prior, field: str) -> str:
-    """``"secret"`` (PML about ``X``) or ``"entries"`` (about each database entry)."""
+    """``"secret"`` (PML about ``X``) or ``"entries"`` (about each database entry).
+
+    Parameters
+    ----------
+    value : str
+        The value given.
+    prior : Prior, JointPrior or DatabasePrior
+        The prior of the request.
+    field : str
+        The key named in messages (e.g. ``privacy.priors``).
+
+    Returns
+    -------
+    str
+        ``value``, one of :data:`ABOUT_CHOICES`.
+
+    Raises
+    ------
+    InputError
+        For another value, or ``"entries"`` without a database prior.
+    """
     from privopt.model import DatabasePrior
 
     if value not in ABOUT_CHOICES:
@@ -137,6 +199,20 @@ def condition_rows(q: np.ndarray, prior, about: str) -> np.ndarray:
     for every entry ``i`` and value ``d`` with ``Q(D_i = d) > 0``, the conditional law
     ``Q(x | D_i = d)``, so that ``r · p(u|·) = P(u | D_i = d)`` and the constraint is
     ``ℓ(D_i→u) ≤ ε`` ([Saeidian-Rethinking] Section 4).
+
+    Parameters
+    ----------
+    q : numpy.ndarray
+        A pmf over the secrets (one prior of the class).
+    prior : Prior, JointPrior or DatabasePrior
+        The prior of the request (a database prior for ``"entries"``).
+    about : str
+        ``"secret"`` or ``"entries"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One row per condition, ``|S|`` columns, each row a pmf over the secrets.
     """
     if about != "entries":
         return np.eye(q.size)[q > 0]
@@ -184,6 +260,31 @@ class RobustPML(Notion):
     )
 
     def validate_options(self, prior, given, prefix: str = "privacy") -> dict:
+        """The base class's checks, then: ``priors`` or ``entry_priors`` is required,
+        ``priors = "all"`` excludes ``entry_priors``, and the listed priors of both are merged.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request, which the options are checked against.
+        given : mapping
+            Option name → raw value (``None`` values count as not given).
+        prefix : str
+            The section named in messages (default ``privacy``).
+
+        Returns
+        -------
+        dict
+            With ``priors = "all"``, the validated options as given; otherwise ``priors`` (the
+            listed pmfs and the products of ``entry_priors``) and ``about`` unless it is
+            ``"secret"``.
+
+        Raises
+        ------
+        InputError
+            For an invalid option, neither ``priors`` nor ``entry_priors``, or both with
+            ``priors = "all"``.
+        """
         out = super().validate_options(prior, given, prefix)
         if "priors" not in out and "entry_priors" not in out:
             raise InputError(
@@ -202,6 +303,31 @@ class RobustPML(Notion):
         return {"priors": listed, "about": about} if about != "secret" else {"priors": listed}
 
     def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+        """The largest PML over the listed priors, about the secret or about each database entry
+        (Saeidian et al. 2024, Def. 2.6), or the leakage capacity for ``priors = "all"``
+        (Saeidian et al. 2024, Thm 2.8).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            ``priors``, ``entry_priors`` and ``about``, raw or validated (validated here).
+
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+
+        Raises
+        ------
+        InputError
+            For options that :meth:`validate_options` refuses.
+        """
         channel = prior.induced_channel(np.asarray(mechanism, dtype=float))
         valid = self.validate_options(prior, options)
         priors, about = valid["priors"], valid.get("about", "secret")
@@ -219,7 +345,26 @@ class RobustPML(Notion):
 
     def result_notes(self, prior, mechanism, level: float, **options) -> dict:
         """The hull check: the PML supremum over the convex hull of the listed priors, and a
-        note when it exceeds the level met at the listed priors."""
+        note when it exceeds the level met at the listed priors.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        mechanism : numpy.ndarray
+            The designed ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
+        level : float
+            The level the mechanism meets at the listed priors (nats).
+        **options
+            The notion's options, as :meth:`validate_options` returns them.
+
+        Returns
+        -------
+        dict
+            Empty unless the priors are listed, the PML is about the secret and the hull level
+            exceeds the level met; then the message :data:`HULL_NOTE` and
+            ``robust_pml_hull_level``.
+        """
         priors = options.get("priors")
         if not isinstance(priors, list) or options.get("about", "secret") != "secret":
             return {}
@@ -238,6 +383,23 @@ class RobustPML(Notion):
         }
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
+        """``r · p(u|·) ≤ e^ε Q_U(u)`` for every listed prior ``q`` and each of its condition rows
+        ``r`` (:func:`condition_rows`): PML at most ε under each listed prior (Saeidian et al.
+        2024, Def. 2.6), on the channel of every secret.
+
+        Parameters
+        ----------
+        ctx : DesignContext
+            The design variable and its expressions; ``ctx.options`` holds the validated
+            ``priors`` (a list) and ``about``.
+        level : cvxpy.Parameter
+            Holds ``e^ε``.
+
+        Returns
+        -------
+        list of cvxpy.Constraint
+            One constraint per listed prior (condition rows × ``|U|``).
+        """
         channel = ctx.prior.induced_channel(ctx.W)  # all secrets, not only the nominal support
         about = ctx.options.get("about", "secret")
         out = []
@@ -255,6 +417,33 @@ class RobustPML(Notion):
     def repair_weight(
         self, prior, channel, anchor, level, neighbors=None, priors=(), about="secret"
     ):
+        """The least weight of the anchor that restores ``r · p(u|·) ≤ e^ε Q_U(u)`` at every listed
+        prior, in closed form.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request (only its secret probabilities are used).
+        channel : numpy.ndarray
+            ``p(u|s)`` of the answer, ``|S| × |U|``.
+        anchor : numpy.ndarray
+            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+        level : float
+            ε in nats.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        priors : sequence of numpy.ndarray
+            The listed priors, pmfs over the secrets.
+        about : str
+            ``"secret"`` (default) or ``"entries"``.
+
+        Returns
+        -------
+        float or None
+            ``θ`` in ``[0, 1)`` (0 when the answer already meets the level), or ``None`` for
+            ``"entries"`` when ``channel`` is not given on every secret (then the solver layer
+            bisects).
+        """
         ratio, slack = repair_terms(level)
         theta = 0.0
         for q in priors:
@@ -271,6 +460,23 @@ class RobustPML(Notion):
         return theta
 
     def lagrangian(self, lctx, duals):
+        """The terms of ``Σ_q Σ λ_q (r · p(u|·) − e^ε Q_U(u))`` over the listed priors and their
+        condition rows, on the channel of every secret.
+
+        Parameters
+        ----------
+        lctx : LagrangeContext
+            The answer and the problem data; uses ``level_value`` (``e^ε``) and ``options``.
+        duals : list
+            The solver's dual values of :meth:`constraints`, one per listed prior (``None`` where
+            it gave none).
+
+        Returns
+        -------
+        LagrangeTerms
+            All coefficients in ``channel_all`` (``|S| × |U|``); the support channel and output
+            coefficients and the constant are 0.
+        """
         # Σ_q Σ λ_q (r·p(u|·) − c Σ_x' q(x') p(u|x')) over the condition rows r of q
         c = lctx.level_value
         n_out = lctx.channel.shape[1]
@@ -284,4 +490,16 @@ class RobustPML(Notion):
         return LagrangeTerms(np.zeros(lctx.channel.shape), np.zeros(n_out), 0.0, coef)
 
     def max_level(self, prior) -> float:
+        """``inf``: no level beyond which the constraint excludes nothing is computed for a class.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request (unused).
+
+        Returns
+        -------
+        float
+            ``inf``.
+        """
         return float("inf")

@@ -95,7 +95,7 @@ class PointOutcome:
 
     @property
     def feasible(self) -> bool:
-        """Whether the point has an accepted (feasible) answer."""
+        """Whether the point has an accepted (feasible) answer, as a ``bool``."""
         return self.verified is not None and self.verified.feasible
 
 
@@ -136,7 +136,27 @@ class Run:
 
     # --- one point ----------------------------------------------------------------------------
     def point(self, *, epsilon: float | None = None, budget: float | None = None) -> PointOutcome:
-        """Solve one point down the chain (see the module docstring)."""
+        """Solve one point down the chain (see the module docstring).
+
+        Parameters
+        ----------
+        epsilon : float, optional
+            The level of an ε point (nats); the answer minimises ``E[d]`` at that level.
+        budget : float, optional
+            The distortion budget of a budget point; the answer minimises the level.
+
+        Returns
+        -------
+        PointOutcome
+            The first certified answer, else the best feasible uncertified one, else the
+            infeasibility a method reported, else a ``TIME_LIMIT`` outcome.
+
+        Raises
+        ------
+        SolverError
+            When every method of the chain failed or gave an answer that could not be
+            verified, and the time limit was not reached.
+        """
         self.points += 1
         if epsilon is not None:
             if epsilon == 0 and _independence_applies(self.request):
@@ -313,7 +333,34 @@ def point_checks(
     tol: float = CLOSED_FORM_TOL,
 ) -> list:
     """The papers' closed forms that apply to one point, checked on its answer
-    (:func:`privopt.closed_form_checks.closed_form_checks`)."""
+    (:func:`privopt.closed_form_checks.closed_form_checks`).
+
+    A ``metric_dp`` request whose metric is ``c·[x ≠ x']`` is checked against the LDP closed
+    forms at level ``c·ε``.
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The request the point belongs to.
+    checked : Verified or None
+        The verified answer (``None`` when there is none, e.g. an infeasible point).
+    epsilon : float, optional
+        The level of an ε point (nats).
+    budget : float, optional
+        The distortion budget of a budget point (when ``epsilon`` is not given).
+    status : str
+        The point's status; ``"infeasible"`` means no method found a solution.
+    least_achievable : float, optional
+        With ``status="infeasible"``, the least achievable value reported.
+    tol : float
+        Relative tolerance of every comparison.
+
+    Returns
+    -------
+    list of ClosedFormCheck
+        The checks that apply, each evaluated (empty for notions without closed forms and for
+        requests with extra budgets or added constraints).
+    """
     name, scale = request.notion.name, 1.0
     if name == "metric_dp" and request.options.get("spanner") is None:
         # a discrete metric c·[x ≠ x'] makes ε·d-privacy (εc)-LDP: the LDP closed forms apply

@@ -34,7 +34,19 @@ __all__ = [
 
 
 def json_number(value):
-    """Floats for JSON: ``inf`` and ``nan`` become ``None`` (JSON has no infinity)."""
+    """Floats for JSON: ``inf`` and ``nan`` become ``None`` (JSON has no infinity).
+
+    Parameters
+    ----------
+    value : object
+        A number (Python or numpy), ``None``, or anything else.
+
+    Returns
+    -------
+    bool, int, float, None or object
+        numpy booleans, integers and floats as Python ones, a non-finite float as ``None``;
+        any other value unchanged.
+    """
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -94,8 +106,11 @@ class LeakageReport(Mapping):
     Parameters
     ----------
     prior : Prior, JointPrior or DatabasePrior
+        The prior the levels are measured under.
     matrix : numpy.ndarray
+        The mechanism's matrix (rows = inputs).
     neighbors : NeighborRelation, optional
+        For ``dp`` and ``identifiability`` (default as in :func:`leakage_report`).
     """
 
     def __init__(self, prior, matrix: np.ndarray, neighbors=None):
@@ -143,7 +158,13 @@ class Attempt:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        """JSON form."""
+        """JSON form.
+
+        Returns
+        -------
+        dict
+            Keys ``method``, ``status``, ``message`` and ``seconds``.
+        """
         return {
             "method": self.method,
             "status": self.status,
@@ -186,7 +207,13 @@ class CertificateReport:
     source: str
 
     def to_dict(self) -> dict:
-        """JSON form."""
+        """JSON form.
+
+        Returns
+        -------
+        dict
+            The attributes by name (non-finite numbers as ``None``).
+        """
         return {
             "objective": json_number(self.objective),
             "lower_bound": json_number(self.lower_bound),
@@ -235,7 +262,15 @@ class SolverRun:
     details: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        """JSON form (the ``solver`` object of ``privopt solve --json``)."""
+        """JSON form (the ``solver`` object of ``privopt solve --json``).
+
+        Returns
+        -------
+        dict
+            The attributes by name (non-finite numbers as ``None``), except that
+            :attr:`attempts` is listed under ``fallbacks`` and :attr:`details` appears only
+            when non-empty, as ``details``.
+        """
         out = {
             "name": self.name,
             "solve_time_s": json_number(self.solve_time_s),
@@ -272,7 +307,13 @@ class LineSearchInfo:
     tolerance: float
 
     def to_dict(self) -> dict:
-        """JSON form."""
+        """JSON form.
+
+        Returns
+        -------
+        dict
+            Keys ``bracket`` (a list ``[lo, hi]``), ``solves`` and ``tolerance``.
+        """
         return {
             "bracket": [json_number(b) for b in self.bracket],
             "solves": self.solves,
@@ -365,7 +406,19 @@ class DesignResult:
         return state
 
     def to_dict(self) -> dict:
-        """The JSON object of ``privopt solve --json``."""
+        """The JSON object of ``privopt solve --json``.
+
+        Returns
+        -------
+        dict
+            ``status``, ``notion``, ``epsilon``, ``distortion``, the dense ``mechanism`` with
+            its ``inputs`` and ``outputs`` labels (``mechanism`` is ``None`` when there is no
+            dense one), ``leakage``, ``solver``, ``verified``, ``mode``, ``requested`` and
+            ``closed_form``; when present, ``structured_mechanism``, ``certificate``,
+            ``least_achievable`` (with ``least_achievable_quantity``), ``message``,
+            ``line_search``, ``notes`` (:attr:`extra`) and ``unit`` (when not nats).
+            Non-finite numbers are ``None``.
+        """
         out: dict[str, Any] = {
             "status": str(self.status),
             "notion": self.notion,

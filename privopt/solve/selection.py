@@ -29,7 +29,23 @@ __all__ = ["choose_methods", "applicable_methods", "why_not"]
 
 def why_not(method: Method, request: DesignRequest, limit: float | None = None) -> str | None:
     """``None`` when ``method`` can solve ``request`` within ``limit`` bytes (default: the
-    bound in force, :func:`privopt.resources.max_memory`); otherwise the reason."""
+    bound in force, :func:`privopt.resources.max_memory`); otherwise the reason.
+
+    Parameters
+    ----------
+    method : Method
+        The method to check.
+    request : DesignRequest
+        The validated request.
+    limit : float, optional
+        The memory bound in bytes.
+
+    Returns
+    -------
+    str or None
+        Why the method cannot take the request (it does not support it, does not solve its
+        budget points, or would need more memory than ``limit``), or ``None`` if it can.
+    """
     reason = method.unsupported(request)
     if reason is not None:
         return reason
@@ -41,7 +57,21 @@ def why_not(method: Method, request: DesignRequest, limit: float | None = None) 
 
 
 def applicable_methods(request: DesignRequest, limit: float | None = None) -> list[str]:
-    """Names of every registered method that can solve ``request`` (within ``limit``)."""
+    """Names of every registered method that can solve ``request`` (within ``limit``).
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The validated request.
+    limit : float, optional
+        The memory bound in bytes (default: :func:`privopt.resources.max_memory`).
+
+    Returns
+    -------
+    list of str
+        The names, in the order of the registry, of the methods for which :func:`why_not`
+        gives ``None``.
+    """
     return [name for name, m in METHODS.items() if why_not(m, request, limit) is None]
 
 

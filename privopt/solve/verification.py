@@ -59,12 +59,35 @@ OBJECTIVE_RTOL = 1e-6
 
 
 def level_tolerance(eps: float) -> float:
-    """The slack accepted on a level ε."""
+    """The slack accepted on a level ε.
+
+    Parameters
+    ----------
+    eps : float
+        The requested level (nats).
+
+    Returns
+    -------
+    float
+        ``LEVEL_TOL·(1 + |ε|)``: a re-measured level up to ``ε`` plus this is feasible.
+    """
     return LEVEL_TOL * (1.0 + abs(eps))
 
 
 def distortion_tolerance(budget: float) -> float:
-    """The slack accepted on a budget D."""
+    """The slack accepted on a budget D.
+
+    Parameters
+    ----------
+    budget : float
+        The distortion budget.
+
+    Returns
+    -------
+    float
+        ``DISTORTION_TOL·(1 + |D|)``: a re-measured ``E[d]`` up to ``D`` plus this is
+        feasible.
+    """
     return DISTORTION_TOL * (1.0 + abs(budget))
 
 
@@ -106,7 +129,19 @@ class Verified:
 
 
 def output_labels(request: DesignRequest):
-    """The output labels of a request's mechanisms."""
+    """The output labels of a request's mechanisms.
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The validated request.
+
+    Returns
+    -------
+    tuple of str or None
+        The distortion's output labels; failing those, the prior's input labels when there
+        are as many outputs as inputs; otherwise ``None``.
+    """
     d = request.distortion
     if d.output_labels is not None:
         return d.output_labels
