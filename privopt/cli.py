@@ -1229,7 +1229,7 @@ def _composition_levels(spec: ProblemSpec) -> dict:
             "first": eps1,
             "bound": eps1,
             "joint": measures.pml_level(spec.prior, comp["mechanism"].matrix),
-            "theorem": "post-processing: ℓ(X→z) ≤ max_y ℓ(X→y) ([Saeidian-PML], Lemma 1)",
+            "theorem": "post-processing: ℓ(X→z) ≤ max_y ℓ(X→y) (Saeidian et al. 2023, Lemma 1)",
         }
     second = comp["second"]
     if comp["kind"] == "parallel":
@@ -1239,7 +1239,7 @@ def _composition_levels(spec: ProblemSpec) -> dict:
     )
     levels["kind"] = comp["kind"]
     levels["theorem"] = (
-        "ε₁-PML then ε₂-PML given y gives (ε₁+ε₂)-PML ([Saeidian-PML], Theorem 4(1))"
+        "ε₁-PML then ε₂-PML given y gives (ε₁+ε₂)-PML (Saeidian et al. 2023, Theorem 4(1))"
     )
     return levels
 

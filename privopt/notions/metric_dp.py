@@ -241,7 +241,7 @@ class MetricPrivacy(Notion):
     aliases = ("d_privacy", "metric_privacy", "geo_indistinguishability")
     convexity = "linear"
     parameter = "exp"
-    source = "[Chatzikokolakis-Andres-Bordenabe-Palamidessi] Def. 3; [Andres-Geo] Def. 3.1"
+    source = "Chatzikokolakis et al. (2013) Def. 3; Andrés et al. (2013) Def. 3.1"
     largest_written_level = LARGEST_REPAIR_EXPONENT  # the programs relax pair by pair (`written`)
     options = (
         NotionOption(
@@ -447,6 +447,6 @@ class MetricPrivacy(Notion):
                 f"metric_dp with spanner = {spanner:g}: the level {level:.6g} holds on the "
                 f"spanner's edges; on the full metric the mechanism is "
                 f"({level:.6g}·{spanner:g})·d-private (measured: "
-                f"{out['metric_level']:.6g}) ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5)"
+                f"{out['metric_level']:.6g}) (Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 5)"
             )
         return out
