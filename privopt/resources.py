@@ -134,7 +134,19 @@ def max_memory(override=None) -> float:
 
 
 def format_bytes(size: float) -> str:
-    """``size`` bytes as a short text (``"3.2 GB"``, powers of 1024)."""
+    """``size`` bytes as a short text (``"3.2 GB"``, powers of 1024).
+
+    Parameters
+    ----------
+    size : float
+        A number of bytes (``inf`` for no bound).
+
+    Returns
+    -------
+    str
+        Three significant digits and a unit from B to PB (whole bytes below 1 KB), or
+        ``"unbounded"`` for a non-finite ``size``.
+    """
     if not math.isfinite(size):
         return "unbounded"
     for unit in ("B", "KB", "MB", "GB", "TB", "PB"):

@@ -44,5 +44,6 @@ class Status(str, Enum):
 
     @property
     def has_answer(self) -> bool:
-        """True for the statuses that come with a verified mechanism."""
+        """Whether the status comes with a verified mechanism (``bool``: ``True`` for
+        ``OPTIMAL`` and ``OPTIMAL_INACCURATE``)."""
         return self in (Status.OPTIMAL, Status.OPTIMAL_INACCURATE)

@@ -69,7 +69,7 @@ class Deadline:
 
     @property
     def limited(self) -> bool:
-        """Whether there is a limit at all."""
+        """Whether there is a limit at all (``bool``: ``False`` for ``seconds=None``)."""
         return math.isfinite(self.end)
 
     def remaining(self) -> float:

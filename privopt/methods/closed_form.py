@@ -11,10 +11,14 @@ closed form is exact; below ε̃_X E_i does not exist and the method steps aside
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from privopt.closed_form_checks import identifiability_candidate, wang_identifiability_applies
 from privopt.methods.base import Answer, Certificate, Method, Task, register
 from privopt.status import Status
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from privopt.request import DesignRequest
 
 __all__ = ["WangIdentifiability"]
 
@@ -29,7 +33,21 @@ class WangIdentifiability(Method):
     )
     priority = 40
 
-    def unsupported(self, request) -> str | None:
+    def unsupported(self, request: DesignRequest) -> str | None:
+        """Why the closed form cannot take ``request``, or ``None``: it needs identifiability
+        with no extra budgets, constraints or options, on a full-support prior of at most
+        4096 symbols with Hamming distortion and Hamming neighbours.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request.
+
+        Returns
+        -------
+        str or None
+            ``None`` when the method takes the request, else one phrase saying why not.
+        """
         if request.notion.name != "identifiability":
             return "solves identifiability only"
         if not request.is_plain or request.options:
@@ -41,13 +59,54 @@ class WangIdentifiability(Method):
             )
         return None
 
-    def solves_budget(self, request) -> bool:
+    def solves_budget(self, request: DesignRequest) -> bool:
+        """Never: the closed form answers ε points only.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request (ignored).
+
+        Returns
+        -------
+        bool
+            Always ``False``; budget mode goes through the driver's line search.
+        """
         return False  # ε points only; budget mode goes through the driver's line search
 
-    def auto(self, request, *, sweep: bool = False) -> bool:
+    def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
+        """Always picked where it applies: the closed form is exact, and steps aside below
+        ε̃_X.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request, which the method supports (ignored).
+        sweep : bool
+            Whether the point is one of a sweep or line search (ignored).
+
+        Returns
+        -------
+        bool
+            Always ``True``.
+        """
         return True  # exact where it applies; it steps aside below ε̃_X
 
     def solve(self, task: Task) -> Answer:
+        """Build E_i at ``task.epsilon`` and certify it with ``h(ε)``.
+
+        Parameters
+        ----------
+        task : Task
+            An ε point.
+
+        Returns
+        -------
+        Answer
+            ``OPTIMAL`` with the dense mechanism E_i, its distortion ``h(ε)`` as the objective
+            and as the certificate's lower bound; ``FAILED`` for a budget point or where E_i
+            does not exist (below ε̃_X).
+        """
         start = time.perf_counter()
         request = task.request
         if task.epsilon is None:

@@ -169,7 +169,8 @@ class BlockSolution:
 
     @property
     def gap(self) -> float:
-        """Relative gap ``(objective − bound)/(1 + |objective|)``."""
+        """Relative gap ``(objective − bound)/(1 + |objective|)`` (``float``; ``nan`` or
+        ``inf`` when there is no primal iterate or no finite bound)."""
         return (self.objective - self.bound) / (1.0 + abs(self.objective))
 
 

@@ -56,6 +56,21 @@ class BlockInteriorPoint(Method):
     memory_model = "columns"
 
     def unsupported(self, request: DesignRequest) -> str | None:
+        """Why the block interior point cannot take ``request``, or ``None``: it needs a plain
+        single-secret request of a notion in
+        :data:`~privopt.methods.block_ipm.programs.PROGRAMS`, and for a pair notion at most
+        :data:`MAX_PAIR_INPUTS` inputs.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request.
+
+        Returns
+        -------
+        str or None
+            ``None`` when the method takes the request, else one phrase saying why not.
+        """
         reason = plain_linear_reason(request, PROGRAMS)
         if reason is not None:
             return reason
@@ -67,6 +82,18 @@ class BlockInteriorPoint(Method):
         return None
 
     def solves_budget(self, request: DesignRequest) -> bool:
+        """Never: the method answers ε points only.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request (ignored).
+
+        Returns
+        -------
+        bool
+            Always ``False``; budget mode goes through the driver's line search.
+        """
         return False  # ε points only; budget mode goes through the driver's line search
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
@@ -122,6 +149,28 @@ class BlockInteriorPoint(Method):
         return True
 
     def solve(self, task: Task) -> Answer:
+        """Run the block interior point at ``task.epsilon`` (capped at the request's largest
+        level) and rebuild the dense mechanism from its best primal iterate.
+
+        Parameters
+        ----------
+        task : Task
+            An ε point; its tolerance is clipped to ``[1e-10, 1e-7]``.
+
+        Returns
+        -------
+        Answer
+            ``OPTIMAL`` with the mechanism (support rows clipped at 0 and renormalised, the
+            other inputs given the output law of the support), its objective and, when
+            finite, the Lagrangian bound as the certificate (the driver checks the gap);
+            ``TIME_LIMIT`` when the deadline passed; ``FAILED`` when ε (after the cap) is
+            infinite or above the notion's largest written level, or no iterate met the rows.
+
+        Raises
+        ------
+        InputError
+            If ``task`` is a budget point (field ``privacy``).
+        """
         start = time.perf_counter()
         request = task.request
         if task.epsilon is None:

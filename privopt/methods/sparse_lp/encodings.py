@@ -56,12 +56,12 @@ class FullLP:
 
     @property
     def n_w(self) -> int:
-        """The number of mechanism variables ``S·U``."""
+        """The number of mechanism variables ``S·U`` (``int``)."""
         return self.p.size * self.n_outputs
 
     @property
     def entries(self) -> np.ndarray:
-        """Column index of ``W[i,u]`` as an ``S × U`` array."""
+        """Column index of ``W[i,u]``, as an ``S × U`` ``numpy.ndarray`` of int."""
         return np.arange(self.n_w).reshape(self.p.size, self.n_outputs)
 
     def aux(self) -> np.ndarray:

@@ -47,7 +47,7 @@ class Translations:
 
     @property
     def size(self) -> int:
-        """The number of symbols ``mⁿ``."""
+        """The number of symbols ``mⁿ`` (``int``)."""
         return self.m**self.n
 
     def digits(self, idx: ArrayLike) -> np.ndarray:

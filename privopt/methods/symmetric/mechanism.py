@@ -80,32 +80,35 @@ class SymmetricMechanism:
     # --- structure ----------------------------------------------------------------------
     @property
     def size(self) -> int:
-        """``mⁿ``, the number of databases (a Python int, possibly huge)."""
+        """``mⁿ``, the number of databases (``int``: a Python int, possibly huge)."""
         return self.m**self.n
 
     @property
     def shape(self) -> tuple[int, int]:
-        """``(mⁿ, mⁿ)``: the shape of the mechanism it stands for."""
+        """``(mⁿ, mⁿ)``: the shape of the mechanism it stands for (``tuple[int, int]``)."""
         return (self.size, self.size)
 
     @property
     def is_product(self) -> bool:
-        """True when stored as a product ``B^{⊗n}``."""
+        """Whether the mechanism is stored as a product ``B^{⊗n}`` of its kernel (``bool``)."""
         return self.kernel is not None
 
     @property
     def n_orbits(self) -> int:
-        """Number of orbits (joint types) ``C(n + m² − 1, m² − 1)`` (a Python int)."""
+        """Number of orbits (joint types) ``C(n + m² − 1, m² − 1)`` (``int``, a Python int)."""
         return orbit_count(self.m, self.n)
 
     @property
     def types(self) -> np.ndarray:
-        """The joint types, shape ``(n_orbits, m, m)`` (enumerated on demand)."""
+        """The joint types (``numpy.ndarray`` of int64, shape ``(n_orbits, m, m)``), enumerated
+        on demand."""
         return OrbitTable.get(self.m, self.n).types
 
     @property
     def log_weights(self) -> np.ndarray:
-        """``ln W[x, y]`` for one pair of each orbit, in the order of :attr:`types`."""
+        """``ln W[x, y]`` for one pair of each orbit, in the order of :attr:`types`
+        (``numpy.ndarray`` of float, ``n_orbits`` entries; computed from the kernel on first
+        use)."""
         if self._log_weights is None:
             self._log_weights = self.log_weight(self.types)
         return self._log_weights

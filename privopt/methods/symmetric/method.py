@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -71,6 +72,10 @@ from privopt.methods.symmetric.verification import NOTION_ALIASES, verify_symmet
 from privopt.model import DatabasePrior
 from privopt.status import Status
 
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from privopt.model import JointPrior, Prior
+    from privopt.request import DesignRequest
+
 __all__ = ["Symmetric", "MAX_VERIFY_ORBITS"]
 
 #: Largest number of orbits on which a solve re-measures its own product answer orbit by orbit
@@ -78,8 +83,20 @@ __all__ = ["Symmetric", "MAX_VERIFY_ORBITS"]
 MAX_VERIFY_ORBITS = 20_000
 
 
-def iid_rows(prior) -> np.ndarray | None:
-    """The row pmf of an exchangeable database prior, or ``None``."""
+def iid_rows(prior: Prior | JointPrior) -> np.ndarray | None:
+    """The row pmf of an exchangeable database prior, or ``None``.
+
+    Parameters
+    ----------
+    prior : Prior or JointPrior
+        The request's prior.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The row pmf ``π`` (``m`` floats) of a :class:`~privopt.model.DatabasePrior` with
+        i.i.d. rows; ``None`` for any other prior.
+    """
     if isinstance(prior, DatabasePrior) and prior.is_iid:
         return np.asarray(prior.row_probs, dtype=float)
     return None
@@ -97,7 +114,22 @@ class Symmetric(Method):
         "rate-distortion for mutual information); the answer is held by orbit"
     )
 
-    def unsupported(self, request) -> str | None:
+    def unsupported(self, request: DesignRequest) -> str | None:
+        """Why the single-letter reduction cannot take ``request``, or ``None``: it needs dp,
+        identifiability or mutual information (also as average leakage) on a database prior
+        with i.i.d. rows, the row-wise Hamming distortion on the same databases, Hamming
+        neighbours (if any), and no extra budgets, constraints or options.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request.
+
+        Returns
+        -------
+        str or None
+            ``None`` when the method takes the request, else one phrase saying why not.
+        """
         notion = request.notion.name
         if notion not in NOTION_ALIASES:
             return f"solves {', '.join(sorted(set(NOTION_ALIASES.values())))} only"
@@ -114,12 +146,47 @@ class Symmetric(Method):
             return "takes no extra distortion budgets, constraints or options"
         return None
 
-    def auto(self, request, *, sweep: bool = False) -> bool:
+    def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
+        """Picked without being named for mechanisms of at least 4096 entries, sweep or not.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request, which the method supports.
+        sweep : bool
+            Whether the point is one of a sweep or line search (ignored).
+
+        Returns
+        -------
+        bool
+            ``True`` when the mechanism has at least 4096 entries (``request.entries``).
+        """
         # exact and milliseconds at every size; below 4096 entries the cvxpy program is as
         # fast and the dense answer is what users expect to see
         return request.entries >= 4096
 
     def solve(self, task: Task) -> Answer:
+        """Solve the one-row problem and return its ``n``-fold product, held by orbit.
+
+        dp and identifiability ε points solve the one-row LP (its dual value times ``n`` is
+        the certificate); mutual-information ε and budget points solve the one-row
+        rate–distortion problem (certified by Csiszár's bound). The product is re-measured
+        orbit by orbit (up to :data:`MAX_VERIFY_ORBITS` orbits, else from the kernel).
+
+        Parameters
+        ----------
+        task : Task
+            The point; a budget point only for mutual information.
+
+        Returns
+        -------
+        Answer
+            ``OPTIMAL`` with the :class:`SymmetricMechanism` (``structured``), its
+            re-measurement, the certificate and, when ``mⁿ`` is at most
+            :data:`~privopt.methods.symmetric.mechanism.MAX_DENSE`, the dense matrix;
+            ``INFEASIBLE`` or ``FAILED`` when the one-row LP has no answer; ``FAILED`` for a
+            dp or identifiability budget point (left to the line search).
+        """
         start = time.perf_counter()
         request = task.request
         prior = request.prior

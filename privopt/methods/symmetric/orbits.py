@@ -24,7 +24,21 @@ MAX_ORBITS = 4_000_000
 
 def orbit_count(m: int, n: int) -> int:
     """Number of joint types (orbits of ``(x, y)`` pairs under row permutations):
-    ``C(n + m² − 1, m² − 1)``."""
+    ``C(n + m² − 1, m² − 1)``.
+
+    Parameters
+    ----------
+    m : int
+        Row alphabet size.
+    n : int
+        Number of rows.
+
+    Returns
+    -------
+    int
+        The number of ``m × m`` non-negative integer matrices summing to ``n`` (a Python
+        int, possibly huge).
+    """
     return math.comb(n + m * m - 1, m * m - 1)
 
 
@@ -34,10 +48,22 @@ def joint_types(m: int, n: int) -> np.ndarray:
     Entry ``T[a, b]`` counts the rows ``i`` with ``x_i = a`` and ``y_i = b``. Enumerated by
     stars and bars.
 
+    Parameters
+    ----------
+    m : int
+        Row alphabet size.
+    n : int
+        Number of rows.
+
     Returns
     -------
     numpy.ndarray
         Shape ``(orbit_count(m, n), m, m)``, dtype int64.
+
+    Raises
+    ------
+    InputError
+        If there are more than :data:`MAX_ORBITS` joint types (field ``prior.database``).
     """
     k = m * m
     count = orbit_count(m, n)
@@ -71,7 +97,20 @@ def _key_weights(m: int, n: int, size: int) -> np.ndarray:
 
 
 class OrbitTable:
-    """The joint types of ``(m, n)`` with their combinatorial weights, cached per ``(m, n)``."""
+    """The joint types of ``(m, n)`` with their combinatorial weights, cached per ``(m, n)``.
+
+    Parameters
+    ----------
+    m : int
+        Row alphabet size.
+    n : int
+        Number of rows.
+
+    Raises
+    ------
+    InputError
+        If the joint types are too many to enumerate, or their integer keys overflow int64.
+    """
 
     _cache: dict[tuple[int, int], OrbitTable] = {}
 
@@ -99,6 +138,21 @@ class OrbitTable:
 
     @classmethod
     def get(cls, m: int, n: int) -> OrbitTable:
+        """The table of ``(m, n)``, built on first use and cached (the cache is cleared once
+        it holds more than 8 tables).
+
+        Parameters
+        ----------
+        m : int
+            Row alphabet size.
+        n : int
+            Number of rows.
+
+        Returns
+        -------
+        OrbitTable
+            The cached table of ``(m, n)``.
+        """
         key = (m, n)
         if key not in cls._cache:
             if len(cls._cache) > 8:
@@ -107,11 +161,34 @@ class OrbitTable:
         return cls._cache[key]
 
     def index(self, types: np.ndarray) -> np.ndarray:
-        """Orbit indices of an array of joint types (shape ``(..., m, m)``)."""
+        """Orbit indices of an array of joint types.
+
+        Parameters
+        ----------
+        types : numpy.ndarray
+            Integer joint types of shape ``(..., m, m)`` whose entries sum to ``n`` (not
+            checked).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(...)``: the index of each type in :attr:`types`.
+        """
         return self.lookup(types.reshape(*types.shape[:-2], -1) @ self.key_weights)
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        """Orbit indices of integer keys (a direct table when the key range is small)."""
+        """Orbit indices of integer keys (a direct table when the key range is small).
+
+        Parameters
+        ----------
+        keys : numpy.ndarray
+            Keys ``T.ravel() @ key_weights`` of joint types (of this table; not checked).
+
+        Returns
+        -------
+        numpy.ndarray
+            The index in :attr:`types` of each key, of the shape of ``keys``.
+        """
         if self._lut is None and (self.n + 1) ** (self.m * self.m) <= 2**24:
             self._lut = np.full((self.n + 1) ** (self.m * self.m), -1, dtype=np.int64)
             self._lut[self.keys] = np.arange(self.size)
@@ -168,7 +245,20 @@ def _all_digits(m: int, n: int) -> np.ndarray:
 
 
 def log_prior_power(x_types: np.ndarray, row_probs: np.ndarray) -> np.ndarray:
-    """``ln Π_a π_a^{r_a}`` (−inf when a zero-probability symbol occurs)."""
+    """``ln Π_a π_a^{r_a}`` (−inf when a zero-probability symbol occurs).
+
+    Parameters
+    ----------
+    x_types : numpy.ndarray
+        Row counts ``r_a = #{i : x_i = a}``, shape ``(k, m)``.
+    row_probs : array_like
+        The row pmf ``π``, ``m`` entries.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(k,)``: the log-probability of one database of each row-count vector.
+    """
     log_pi = _log(np.asarray(row_probs, dtype=float))
     with np.errstate(invalid="ignore"):
         terms = np.where(x_types > 0, x_types * log_pi, 0.0)
