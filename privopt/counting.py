@@ -23,7 +23,7 @@ from scipy import signal, special, stats
 
 from privopt import closed_forms as cf
 from privopt.errors import InputError
-from privopt.measures import _with_unit, pml_per_output
+from privopt.measures import pml_per_output, with_unit
 from privopt.model import JointPrior, Mechanism
 from privopt.model._validate import as_positive_int
 from privopt.validation import check_number, check_numbers
@@ -94,7 +94,7 @@ def counting_query_prior(n: int, p: float) -> JointPrior:
     )
 
 
-@_with_unit
+@with_unit
 def laplace_mutual_information(eps: float, k: int, n: int, nodes: int = 60) -> float:
     """``I(Y;U)`` for ``U = Y + Lap(1/ε)`` and ``Y`` uniform on ``{0, k, 2k, …, n}``: the
     mechanism of [Calmon-Fawaz] Theorem 4 (ε-DP for a counting query, yet ``I(Y;U)`` grows
@@ -217,7 +217,7 @@ class LaplaceCounting:
 
     @property
     def dp_level(self) -> float:
-        """``1/(nb)``: the DP level (sensitivity ``1/n``, scale ``b``)."""
+        """``1/(nb)``: the DP level in nats (``float``; sensitivity ``1/n``, scale ``b``)."""
         return 1.0 / (self.n * self.b)
 
     def density(self, y: ArrayLike) -> np.ndarray:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from privopt.errors import InputError
-from privopt.measures import _Setting, _with_unit, leakage_capacity, pml_level
+from privopt.measures import MeasureSetting, leakage_capacity, pml_level, with_unit
 from privopt.model import DatabasePrior, Mechanism, as_matrix, as_prior
 from privopt.model._validate import as_pmf, as_positive_int, as_stochastic_matrix
 from privopt.validation import check_number
@@ -58,7 +58,7 @@ __all__ = [
 DISCLOSURE_TOLERANCE = 1e-12
 
 
-@_with_unit
+@with_unit
 def min_entropy(probs: PriorLike) -> float:
     """Min-entropy ``H_∞(P) = −ln max_x p(x)`` ([Saeidian-Rethinking] Def. 2.1).
 
@@ -167,14 +167,14 @@ def attribute_posteriors(
         input of the prior, or the attribute is neither ``|X|`` integer labels ``≥ 0`` nor a
         row-stochastic matrix with ``|X|`` rows.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     kernel = attribute_kernel(attribute, st.p.size)[st.s_mask]
     out = np.full((st.p_u.size, kernel.shape[1]), np.nan)
     out[st.u_mask] = (st.ps[:, None] * st.ch / st.pu[None, :]).T @ kernel
     return out
 
 
-@_with_unit
+@with_unit
 def remaining_uncertainty(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, attribute: ArrayLike
 ) -> float:
@@ -285,7 +285,7 @@ def singles_out(
     return discloses(prior, mechanism, np.arange(n), tol)
 
 
-@_with_unit
+@with_unit
 def singling_out_threshold(prior: PriorLike) -> float:
     """``H_∞(P_X)``: an (ε, P_X)-PML mechanism with ``ε < H_∞(P_X)`` never singles out ``X``
     ([Saeidian-Rethinking] Corollary 3.10).
@@ -410,7 +410,7 @@ def lower_entropy_disclosed_attribute(
     return kernel @ w_given_u
 
 
-@_with_unit
+@with_unit
 def absolute_disclosure_bound(
     mechanism: Mechanism | ArrayLike, adversary_prior: ArrayLike
 ) -> float:
@@ -463,7 +463,7 @@ def absolute_disclosure_bound(
     return float(np.log1p(q_min / (1 - q_min) * np.exp(-capacity)))
 
 
-@_with_unit
+@with_unit
 def disclosure_threshold(prior: PriorLike) -> float:
     """``ln 1/(1 − p_min)`` ([Saeidian-Rethinking] Prop. 3.8): below it, (ε, P_X)-PML implies
     finite leakage capacity (hence no disclosure at all, Theorem 3.7); from it on, some
@@ -542,7 +542,7 @@ def _entry_joint(prior: DatabasePrior, mechanism, entry: int) -> np.ndarray:
     return joint.sum(axis=axes)
 
 
-@_with_unit
+@with_unit
 def entry_pml_per_output(
     prior: DatabasePrior, mechanism: Mechanism | ArrayLike, entry: int
 ) -> np.ndarray:
@@ -588,7 +588,7 @@ def entry_pml_per_output(
     return np.maximum(out, 0.0)
 
 
-@_with_unit
+@with_unit
 def entry_pml_level(prior: DatabasePrior, mechanism: Mechanism | ArrayLike) -> float:
     """``max_i max_y ℓ(D_i→y)``: the largest PML about any single entry
     ([Saeidian-Rethinking] Theorem 4.2(3): its supremum over product priors is the DP level;

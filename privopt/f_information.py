@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from privopt.errors import InputError
-from privopt.measures import _check_delta, _Setting, _with_unit, pml_per_output
-from privopt.validation import check_number
+from privopt.measures import MeasureSetting, pml_per_output, with_unit
+from privopt.validation import check_number, check_probability
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
@@ -51,7 +51,7 @@ __all__ = [
 
 def _joint_and_product(prior, mechanism) -> tuple[np.ndarray, np.ndarray]:
     """``P_XY`` and ``P_X ⊗ P_Y`` on ``supp P_X × supp P_Y`` (flattened)."""
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     joint = st.ps[:, None] * st.ch
     product = st.ps[:, None] * st.pu[None, :]
     return joint.ravel(), product.ravel()
@@ -199,7 +199,7 @@ def hockey_stick_divergence(
     return float(np.clip(joint - np.exp(eps) * product, 0.0, None).sum())
 
 
-@_with_unit
+@with_unit
 def approximate_max_information(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float
 ) -> float:
@@ -241,7 +241,7 @@ def approximate_max_information(
         prior or the mechanism is malformed or the mechanism does not have one row per input
         of the prior; or if ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    delta = _check_delta(delta)
+    delta = check_probability(delta, "delta")
     if delta >= 1.0:
         raise InputError("must be below 1 (at δ = 1 no event has P(E) − δ > 0)", "delta")
     joint, product = _joint_and_product(prior, mechanism)
@@ -257,7 +257,7 @@ def approximate_max_information(
     raise AssertionError("unreachable: E_γ at γ → 0 is 1 ≥ δ")  # pragma: no cover
 
 
-@_with_unit
+@with_unit
 def expected_pml(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """``E_{Y∼P_Y}[ℓ(X→Y)]``, the bound of [Saeidian-PML] Prop. 7 on the mutual information:
     ``I(X;Y) ≤ E_Y ℓ(X→Y)``, with equality iff ``P_{Y|X=x}(y)`` is constant over the ``x``
@@ -287,7 +287,7 @@ def expected_pml(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
         per input of the prior, or ``unit`` is neither ``"nats"`` nor
         ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     return float(st.p_u @ pml_per_output(st.prior, st.W))
 
 
@@ -326,7 +326,7 @@ def f_information_pml_bound(
     f_at_zero = check_number(f_at_zero, "f_at_zero", minimum=-math.inf)
     if not callable(f):
         raise InputError(f"expected a function of an array, got {type(f).__name__} {f!r:.60}", "f")
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     ell = pml_per_output(st.prior, st.W)[st.u_mask]
     return float(st.pu @ np.maximum(_apply_f(f, np.exp(ell)), f_at_zero))
 
@@ -380,13 +380,13 @@ def total_variation_maximal_leakage_bound(
         If the prior or the mechanism is malformed, or the mechanism does not have one row
         per input of the prior.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     return float(st.channel.max(axis=0).sum() - 1.0)
 
 
 def _tail_args(eps, delta, eps_max) -> tuple[float, float, float]:
     eps, eps_max = check_number(eps, "eps"), check_number(eps_max, "eps_max")
-    return eps, _check_delta(delta), eps_max
+    return eps, check_probability(delta, "delta"), eps_max
 
 
 def total_variation_tail_bound(eps: float, delta: float, eps_max: float) -> float:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from privopt.errors import InputError
-from privopt.measures import _Setting, _with_unit
+from privopt.measures import MeasureSetting, with_unit
 from privopt.model._validate import as_positive_int, as_stochastic_matrix
 from privopt.validation import check_number, check_numbers
 
@@ -71,12 +71,12 @@ def _as_kernel(kernel) -> np.ndarray:
     return as_stochastic_matrix(kernel, "kernel")
 
 
-def _posteriors(st: _Setting) -> np.ndarray:
+def _posteriors(st: MeasureSetting) -> np.ndarray:
     """``p(x|y)`` on the secret support (rows) and the outputs of positive mass (columns)."""
     return st.ps[:, None] * st.ch / st.pu[None, :]
 
 
-@_with_unit
+@with_unit
 def g_leakage_per_output(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, gain: ArrayLike
 ) -> np.ndarray:
@@ -113,7 +113,7 @@ def g_leakage_per_output(
         does not have one row per input of the prior; or if ``unit`` is neither ``"nats"``
         nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     g = _as_gain(gain, st.p.size)[st.s_mask]
     before = float((st.ps @ g).max())
     if before <= 0:
@@ -305,7 +305,7 @@ def gain_of_randomized_function(kernel: ArrayLike) -> np.ndarray:
     return _as_kernel(kernel).copy()
 
 
-@_with_unit
+@with_unit
 def randomized_function_leakage_per_output(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, kernel: ArrayLike
 ) -> np.ndarray:
@@ -341,7 +341,7 @@ def randomized_function_leakage_per_output(
         input of the prior, ``kernel`` is not row-stochastic or has not one row per secret
         (field ``kernel``), or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     k = _as_kernel(kernel)
     if k.shape[0] != st.p.size:
         raise InputError(f"needs {st.p.size} rows (one per secret), got {k.shape[0]}", "kernel")
@@ -394,7 +394,7 @@ def randomized_function_of_gain(
         index, the gain has the wrong shape or negative entries, or the prior or the
         mechanism is malformed.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     g = _as_gain(gain, st.p.size)
     y = as_positive_int(output, "output", minimum=0)
     if not (0 <= y < st.p_u.size) or st.p_u[y] <= 0:

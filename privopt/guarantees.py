@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from privopt.measures import _Setting
+from privopt.measures import MeasureSetting
 from privopt.validation import check_level
 
 __all__ = ["pml_least_delta", "eml_least_delta"]
@@ -45,7 +45,7 @@ def pml_least_delta(prior, mechanism, eps: float) -> float:
         δ in ``[0, 1]``.
     """
     eps = check_level(eps, "epsilon")
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     leak = np.log(st.ch.max(axis=0) / st.pu)
     # the same relative slack as pml_tail_level, so that the two functions are inverse
     return float(min(st.pu[leak > eps + 1e-12 * max(1.0, eps)].sum(), 1.0))
@@ -79,7 +79,7 @@ def eml_least_delta(prior, mechanism, eps: float) -> float:
     """
     eps = check_level(eps, "epsilon")
     c = math.exp(eps) if eps < 709.0 else math.inf  # e^ε, without an overflow warning
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     worst = 0.0
     for row in st.ch:
         ratio = row / st.pu

@@ -91,8 +91,22 @@ def to_bits(nats: ArrayLike) -> float | np.ndarray:
     return np.asarray(nats) / NATS_PER_BIT if np.ndim(nats) else float(nats) / NATS_PER_BIT
 
 
-def _with_unit(func: Callable) -> Callable:
-    """Add a keyword ``unit`` ("nats", default, or "bits") to a log-valued measure."""
+def with_unit(func: Callable) -> Callable:
+    """Add a keyword ``unit`` ("nats", default, or "bits") to a log-valued measure.
+
+    Used as a decorator by the measures here and by the paper tools built on them.
+
+    Parameters
+    ----------
+    func : callable
+        A measure returning a value in nats.
+
+    Returns
+    -------
+    callable
+        The same measure with a keyword ``unit``; any other unit raises
+        :class:`~privopt.errors.InputError` (field ``unit``).
+    """
 
     @functools.wraps(func)
     def wrapper(*args, unit: str = "nats", **kwargs):
@@ -106,7 +120,7 @@ def _with_unit(func: Callable) -> Callable:
     return wrapper
 
 
-class _Setting:
+class MeasureSetting:
     """The quantities every measure needs, computed once: supports, channel, marginals.
 
     The output support is decided by the channel, never by a rounded marginal: ``u`` is an
@@ -114,6 +128,21 @@ class _Setting:
     ``p(u) = Σ_s p(s) p(u|s)`` may underflow to 0 (a secret of mass 1e-300 that alone emits
     ``u``); :attr:`log_pu` holds ``ln p(u)`` computed in the log domain for such outputs, and
     every ratio to ``p(u)`` is taken through it.
+
+    Shared by the measures here and by the paper tools built on them (disclosure, gain,
+    f-information, guarantees).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The prior; a plain pmf is read as a single secret.
+    mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``, one row per input of the prior.
+
+    Raises
+    ------
+    InputError
+        If the mechanism's rows do not match the prior's inputs (field ``mechanism``).
     """
 
     #: Marginals below this are recomputed in the log domain (far above the subnormals).
@@ -159,7 +188,7 @@ def _xlogy_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 # --- Calmon–Fawaz: average and maximum information leakage ----------------------------------
-@_with_unit
+@with_unit
 def mutual_information(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Average information leakage ``I(S;U) = Σ p(s) p(u|s) ln(p(u|s)/p(u))``.
 
@@ -190,14 +219,14 @@ def mutual_information(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> fl
         If the prior or the mechanism is malformed, the mechanism does not have one row per
         input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     terms = np.zeros(st.ch.shape)
     pos = st.ch > 0
     terms[pos] = (st.ps[:, None] * st.ch)[pos] * st.log_ratio_to_pu(st.ch)[pos]
     return float(np.sum(terms))
 
 
-@_with_unit
+@with_unit
 def information_leakage_per_output(
     prior: PriorLike, mechanism: Mechanism | ArrayLike
 ) -> np.ndarray:
@@ -232,7 +261,7 @@ def information_leakage_per_output(
         If the prior or the mechanism is malformed, the mechanism does not have one row per
         input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     h_s = -float(np.sum(_xlogy_ratio(st.ps, np.ones_like(st.ps))))
     # p(s|u) = p(s) p(u|s) / p(u), in logs so that an underflowed p(u) is no 0/0
     posterior = np.exp(_log(st.ps)[:, None] + st.log_ratio_to_pu(st.ch))
@@ -242,7 +271,7 @@ def information_leakage_per_output(
     return out
 
 
-@_with_unit
+@with_unit
 def max_information_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)``.
 
@@ -278,7 +307,7 @@ def max_information_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) 
 
 
 # --- Pointwise maximal leakage and relatives -------------------------------------------------
-@_with_unit
+@with_unit
 def pml_per_output(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> np.ndarray:
     """PML ``ℓ(X→u) = ln max_{x∈supp p} p(u|x)/p(u)`` for every output.
 
@@ -311,13 +340,13 @@ def pml_per_output(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> np.nda
         If the prior or the mechanism is malformed, the mechanism does not have one row per
         input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     out = np.zeros(st.p_u.size)
     out[st.u_mask] = st.log_ratio_to_pu(st.ch.max(axis=0))
     return np.maximum(out, 0.0)  # ℓ ≥ 0 ([Saeidian-PML] Lemma 1); clears −1e-17 rounding
 
 
-@_with_unit
+@with_unit
 def pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """The ε-PML level ``max_u ℓ(X→u)`` (= max-information ``I_∞(X;U)``).
 
@@ -351,7 +380,7 @@ def pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     return float(np.max(pml_per_output(prior, mechanism)))
 
 
-@_with_unit
+@with_unit
 def epsilon_max(prior: PriorLike) -> float:
     """``ε_max = −ln min_{x∈supp p} p(x)``, the largest possible PML ([Saeidian-PML] Lemma 1 /
     Lemma 2).
@@ -381,8 +410,26 @@ def epsilon_max(prior: PriorLike) -> float:
     return float(-np.log(p[p > 0].min()))
 
 
-def _tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> float:
-    """Smallest ``t`` with ``Σ_{values > t} masses ≤ δ`` (t taken among the values)."""
+def tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> float:
+    """Smallest ``t`` with ``Σ_{values > t} masses ≤ δ`` (t taken among the values).
+
+    The level of a tail guarantee ((ε, δ)-PML and its relatives): the mass of the outputs
+    whose leakage exceeds ``t`` is at most ``δ``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One value (a leakage) per output.
+    masses : numpy.ndarray
+        The outputs' probabilities, same shape.
+    delta : float
+        The mass that may exceed the threshold, in ``[0, 1]`` (already checked).
+
+    Returns
+    -------
+    float
+        The threshold; ``-inf`` when the whole mass is at most ``δ``.
+    """
     order = np.argsort(-values, kind="stable")
     v, w = values[order], masses[order]
     # candidate t = v[k]: mass strictly above it is the mass of entries with value > v[k]
@@ -401,11 +448,7 @@ def _tail_threshold(values: np.ndarray, masses: np.ndarray, delta: float) -> flo
     return best
 
 
-def _check_delta(delta: float, field: str = "delta") -> float:
-    return check_probability(delta, field)
-
-
-@_with_unit
+@with_unit
 def pml_tail_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float) -> float:
     """The (ε,δ)-PML level: the least ε with ``P_{U}[ℓ(X→U) ≤ ε] ≥ 1 − δ``.
 
@@ -439,13 +482,13 @@ def pml_tail_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: fl
         input of the prior, δ is outside ``[0, 1]``, or ``unit`` is neither ``"nats"`` nor
         ``"bits"``.
     """
-    delta = _check_delta(delta)
-    st = _Setting(prior, mechanism)
+    delta = check_probability(delta)
+    st = MeasureSetting(prior, mechanism)
     leak = st.log_ratio_to_pu(st.ch.max(axis=0))
-    return max(_tail_threshold(leak, st.pu, delta), 0.0)
+    return max(tail_threshold(leak, st.pu, delta), 0.0)
 
 
-@_with_unit
+@with_unit
 def eml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float) -> float:
     """The (ε,δ)-EML level ``ln max_x h_x(δ)`` ([Saeidian-PML] Thm 3, Remark 9, eq. (19)).
 
@@ -481,8 +524,8 @@ def eml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float) 
         input of the prior, δ is outside ``[0, 1]``, or ``unit`` is neither ``"nats"`` nor
         ``"bits"``.
     """
-    delta = _check_delta(delta)
-    st = _Setting(prior, mechanism)
+    delta = check_probability(delta)
+    st = MeasureSetting(prior, mechanism)
     if delta == 0.0:
         return float(max(st.log_ratio_to_pu(st.ch.max(axis=0)).max(), 0.0))
     best = 0.0
@@ -504,7 +547,7 @@ def eml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float) 
     return float(max(np.log(best), 0.0))
 
 
-@_with_unit
+@with_unit
 def maximal_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Maximal leakage ``L = ln Σ_u max_{x∈supp p} p(u|x)`` ([Saeidian-PML] eq. (1), Def. 6).
 
@@ -535,7 +578,7 @@ def maximal_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float
         If the prior or the mechanism is malformed, the mechanism does not have one row per
         input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     return float(np.log(st.channel.max(axis=0).sum()))
 
 
@@ -551,7 +594,7 @@ def _column_ratio_level(ch: np.ndarray) -> float:
         return float(max(np.log(col_max[used] / col_min[used]).max(), 0.0))
 
 
-@_with_unit
+@with_unit
 def ldp_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Local DP level ``ln max_{u, x, x'} p(u|x)/p(u|x')`` over ``x, x' ∈ supp p``, ``p(u) > 0``.
 
@@ -583,11 +626,11 @@ def ldp_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
         If the prior or the mechanism is malformed, the mechanism does not have one row per
         input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     return _column_ratio_level(st.ch)
 
 
-@_with_unit
+@with_unit
 def leakage_capacity(mechanism: Mechanism | ArrayLike) -> float:
     """Leakage capacity ``C(W) = ln sup_u max_{x,x'} W[x,u]/W[x',u]`` (prior-free).
 
@@ -681,18 +724,18 @@ def _difference(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return out
 
 
-def _neighbors_for(st: _Setting, neighbors) -> NeighborRelation:
+def _neighbors_for(st: MeasureSetting, neighbors) -> NeighborRelation:
     return resolve_neighbors(st.prior, neighbors)
 
 
-def _full_rows(st: _Setting) -> np.ndarray:
+def _full_rows(st: MeasureSetting) -> np.ndarray:
     """The channel on all secrets (rows outside the support zeroed) and outputs in supp p_U."""
     full = np.zeros((st.p.size, st.ch.shape[1]))
     full[st.s_mask] = st.ch
     return full
 
 
-@_with_unit
+@with_unit
 def dp_level(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, neighbors: NeighborsLike = None
 ) -> float:
@@ -735,13 +778,13 @@ def dp_level(
         (``"hamming"`` needs a database prior), or ``unit`` is neither ``"nats"`` nor
         ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
     log_full = _log(_full_rows(st))
     return _pair_level(log_full, log_full, rel, np.flatnonzero(st.s_mask))
 
 
-@_with_unit
+@with_unit
 def identifiability_level(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, neighbors: NeighborsLike = None
 ) -> float:
@@ -782,7 +825,7 @@ def identifiability_level(
         (``"hamming"`` needs a database prior), or ``unit`` is neither ``"nats"`` nor
         ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     rel = _neighbors_for(st, neighbors)
     log_joint = _log(_full_rows(st)) + _log(st.p)[:, None]  # ln p(x)W[x,u], no underflow
     return _pair_level(log_joint, log_joint, rel, np.flatnonzero(st.s_mask))
@@ -833,7 +876,7 @@ def least_identifiability_level(prior: PriorLike, neighbors: NeighborsLike = Non
     return float(max((np.log(p[rel.left]) - np.log(p[rel.right])).max(), 0.0))
 
 
-@_with_unit
+@with_unit
 def ldi_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Local differential identifiability: identifiability over all pairs ([Saeidian-PML] Def.
     16).
@@ -867,7 +910,7 @@ def ldi_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     return identifiability_level(prior, mechanism, neighbors="all")
 
 
-@_with_unit
+@with_unit
 def information_privacy_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     """Information privacy / LIP level ``max_{s, u} |ln p(u|s)/p(u)|`` over both supports.
 
@@ -899,7 +942,7 @@ def information_privacy_level(prior: PriorLike, mechanism: Mechanism | ArrayLike
         If the prior or the mechanism is malformed, the mechanism does not have one row per
         input of the prior, or ``unit`` is neither ``"nats"`` nor ``"bits"``.
     """
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     if st.ch.size == 0:
         return 0.0
     return float(np.abs(st.log_ratio_to_pu(st.ch)).max())
@@ -947,7 +990,7 @@ def expected_distortion(
     return distortion.expected(prior.input_probs, W)
 
 
-@_with_unit
+@with_unit
 def conditional_pml(joint_xz: ArrayLike, channel: ArrayLike) -> np.ndarray:
     """Conditional PML ``ℓ(X→y|z) = ln max_{x∈supp P_{X|Z=z}} P(y|x,z)/P(y|z)``.
 
@@ -1014,7 +1057,7 @@ def _class_channel(prior, mechanism, priors: Sequence) -> tuple[np.ndarray, list
     return channel, qs
 
 
-@_with_unit
+@with_unit
 def robust_pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, priors: Sequence) -> float:
     """``max_{Q ∈ 𝒫} max_y ℓ_Q(X→y)`` over a finite class ``𝒫`` of priors of the secret
     ([Saeidian-Rethinking] Def. 2.6, (ε, 𝒫)-PML for the listed priors).
@@ -1049,7 +1092,7 @@ def robust_pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, priors:
     return max(pml_level(q, channel) for q in qs)
 
 
-@_with_unit
+@with_unit
 def robust_pml_hull_level(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, priors: Sequence
 ) -> float:
@@ -1157,7 +1200,7 @@ def persuasive_privacy_delta(
     return worst
 
 
-@_with_unit
+@with_unit
 def persuasive_privacy_level(
     mechanism: Mechanism | ArrayLike, priors: Sequence, delta: float = 0.0
 ) -> float:
@@ -1193,11 +1236,11 @@ def persuasive_privacy_level(
         does not have one entry per row of the mechanism, or ``unit`` is neither ``"nats"``
         nor ``"bits"``.
     """
-    delta = _check_delta(delta)
+    delta = check_probability(delta)
     W = as_matrix(mechanism)
     level = 0.0
     for dens, mass in _pp_information_densities(W, priors):
-        level = max(level, _tail_threshold(dens, mass, delta))
+        level = max(level, tail_threshold(dens, mass, delta))
     return level
 
 
@@ -1241,7 +1284,7 @@ def neighbor_pair_priors(
     return out
 
 
-@_with_unit
+@with_unit
 def metric_dp_level(
     prior: PriorLike,
     mechanism: Mechanism | ArrayLike,
@@ -1293,7 +1336,7 @@ def metric_dp_level(
     """
     from privopt.model.metric import Metric, pair_level
 
-    st = _Setting(prior, mechanism)
+    st = MeasureSetting(prior, mechanism)
     if not isinstance(metric, Metric):
         metric = Metric.from_matrix(metric, field="metric")
     if metric.size != st.p.size:

@@ -25,10 +25,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from privopt.errors import InputError
-from privopt.measures import _check_delta, _tail_threshold
+from privopt.measures import tail_threshold
 from privopt.model import NeighborRelation, as_matrix
 from privopt.model._validate import as_pmf
-from privopt.validation import check_level, check_number, check_numbers, resolve_neighbors
+from privopt.validation import (
+    check_level,
+    check_number,
+    check_numbers,
+    check_probability,
+    resolve_neighbors,
+)
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
@@ -147,13 +153,13 @@ def probabilistic_dp_level(
         If δ is not in ``[0, 1]``, the mechanism is not row-stochastic, or ``neighbors``
         is not a relation on the rows of the mechanism (field ``neighbors``).
     """
-    delta = _check_delta(delta)
+    delta = check_probability(delta, "delta")
     W = as_matrix(mechanism)
     rel = _pairs(W.shape[0], neighbors)
     level = 0.0
     for a, b in zip(rel.left, rel.right, strict=True):
         ratio, mass = _pair_log_ratios(W, int(a), int(b))
-        level = max(level, _tail_threshold(ratio, mass, delta))
+        level = max(level, tail_threshold(ratio, mass, delta))
     return float(level)
 
 
@@ -396,5 +402,5 @@ def compose_persuasive(
         If a κ is not a number ``≥ 0`` (``inf`` allowed), or a δ is not in ``[0, 1]``.
     """
     k1, k2 = check_level(kappa1, "kappa1"), check_level(kappa2, "kappa2")
-    d1, d2 = _check_delta(delta1, "delta1"), _check_delta(delta2, "delta2")
+    d1, d2 = check_probability(delta1, "delta1"), check_probability(delta2, "delta2")
     return k1 + k2, min(d1 + d2, 1.0)

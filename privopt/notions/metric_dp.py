@@ -447,6 +447,7 @@ class MetricPrivacy(Notion):
                 f"metric_dp with spanner = {spanner:g}: the level {level:.6g} holds on the "
                 f"spanner's edges; on the full metric the mechanism is "
                 f"({level:.6g}·{spanner:g})·d-private (measured: "
-                f"{out['metric_level']:.6g}) (Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 5)"
+                f"{out['metric_level']:.6g}) "
+                "(Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 5)"
             )
         return out
