@@ -452,7 +452,7 @@ def test_every_program_is_registered_for_a_notion():
     assert set(PROGRAMS) <= set(po.notions.notion_names())
 
 
-@pytest.mark.parametrize("m, n", [(2, 7), (3, 5), (2, 8)])
+@pytest.mark.parametrize("m, n", [(2, 7), (3, 5), (2, 8), (2, 9)])
 def test_chosen_automatically_for_arbitrary_database_priors(m, n):
     rng = np.random.default_rng(0)
     prior = po.DatabasePrior(m=m, n=n, probs=rng.dirichlet(np.ones(m**n)))
