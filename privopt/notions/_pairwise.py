@@ -73,7 +73,14 @@ def ratio_constraints(
     return [matrix[neighbors.left, :] <= level * matrix[neighbors.right, :]]
 
 
-def mixing_weight(num_a, num_b, anchor_a, anchor_b, ratio: float, slack: float = 0.0) -> float:
+def mixing_weight(
+    num_a: np.ndarray,
+    num_b: np.ndarray,
+    anchor_a: np.ndarray,
+    anchor_b: np.ndarray,
+    ratio: float,
+    slack: float = 0.0,
+) -> float:
     """Least ``θ`` with ``(1−θ)(a − r·b) + θ(a_c − r·b_c) ≤ 0`` on every entry where
     ``a ≤ r·b·(1 + slack)`` fails (``r = e^ε``; ``a_c``, ``b_c`` the anchor's entries).
 

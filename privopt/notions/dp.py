@@ -6,6 +6,8 @@ Wang et al. [Wang-Ying-Zhang] Def. 3 and PD-DP (eqs 14–17); Calmon–Fawaz [Ca
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import cvxpy as cp
 import numpy as np
 
@@ -16,6 +18,10 @@ from privopt.notions._pairwise import (
     ratio_lagrangian,
 )
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
 
 
 @register
@@ -30,7 +36,7 @@ class DifferentialPrivacy(Notion):
     parameter = "exp"
     source = "Wang et al. Def. 3 (PD-DP)"
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True for the all-pairs relation: DP at level 0 then makes ``p(u|s)`` the same for
         every secret of the support.
 
@@ -46,7 +52,13 @@ class DifferentialPrivacy(Notion):
         """
         return neighbors is not None and neighbors.kind == "all"
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The DP level ``ln max_{s~s', u} p(u|s)/p(u|s')`` (Wang, Ying & Zhang 2016, Def. 3),
         by :func:`privopt.measures.dp_level`.
 
@@ -89,7 +101,15 @@ class DifferentialPrivacy(Notion):
         """
         return ratio_constraints(ctx.channel, level, ctx.neighbors)
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+    def repair_weight(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u|s')`` on every pair of
         the support, in closed form.
 
@@ -116,7 +136,7 @@ class DifferentialPrivacy(Notion):
         support = np.flatnonzero(prior.secret_probs > 0)
         return pairwise_repair_weight(channel, anchor, level, neighbors, support)
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u|s'))`` over the pairs (with the auxiliary column
         minimum for all pairs), linear in the channel.
 

@@ -8,6 +8,8 @@ attains.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import cvxpy as cp
 import numpy as np
 
@@ -18,6 +20,10 @@ from privopt.notions._pairwise import (
     ratio_lagrangian,
 )
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
 
 
 @register
@@ -32,7 +38,13 @@ class Identifiability(Notion):
     parameter = "exp"
     source = "Wang et al. Def. 2 (PD-I)"
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The identifiability level ``ln max_{s~s', u} p(s|u)/p(s'|u)`` (Wang, Ying & Zhang 2016,
         Def. 2), by :func:`privopt.measures.identifiability_level`.
 
@@ -75,7 +87,11 @@ class Identifiability(Notion):
         """
         return ratio_constraints(ctx.joint, level, ctx.neighbors)
 
-    def min_level(self, prior, neighbors=None) -> float:
+    def min_level(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        neighbors: NeighborRelation | None = None,
+    ) -> float:
         """``ε_X`` over the relation restricted to the support (Wang, Ying & Zhang 2016,
         eq. (18) and Lemma 3): :func:`privopt.measures.least_identifiability_level`.
 
@@ -94,7 +110,15 @@ class Identifiability(Notion):
         """
         return measures.least_identifiability_level(prior, neighbors)
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+    def repair_weight(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The weight of the anchor that restores ``p(s) p(u|s) ≤ e^ε p(s') p(u|s')`` on every pair
         of the support, in closed form (for all pairs, a sufficient weight from the largest and
         smallest ``p(s)``).
@@ -126,7 +150,7 @@ class Identifiability(Notion):
         support = np.flatnonzero(p > 0)
         return pairwise_repair_weight(channel, anchor, level, neighbors, support, scale=p)
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(s) p(u|s) − e^ε p(s') p(u|s'))`` over the pairs (with the auxiliary
         column minimum for all pairs), linear in the channel.
 

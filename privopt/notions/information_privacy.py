@@ -7,12 +7,18 @@ Parameter ``c = e^ε`` keeps the program DPP.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import cvxpy as cp
 import numpy as np
 
 from privopt import measures
 from privopt.notions._pairwise import mixing_weight, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
 
 
 @register
@@ -26,7 +32,7 @@ class InformationPrivacy(Notion):
     parameter = "exp"
     source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True: level 0 forces ``p(u|s) = p(u)`` for every secret of the support.
 
         Parameters
@@ -41,7 +47,13 @@ class InformationPrivacy(Notion):
         """
         return True
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The information privacy (LIP) level ``max_{s, u} |ln p(u|s)/p(u)|`` (Calmon & Fawaz 2012,
         Def. 6), by :func:`privopt.measures.information_privacy_level`.
 
@@ -82,7 +94,15 @@ class InformationPrivacy(Notion):
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return [ctx.channel <= level * p_u_rows, p_u_rows <= level * ctx.channel]
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+    def repair_weight(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The least weight of the anchor that restores both ``p(u|s) ≤ e^ε p(u)`` and
         ``p(u) ≤ e^ε p(u|s)`` on the support, in closed form (the larger of the two weights).
 
@@ -115,7 +135,7 @@ class InformationPrivacy(Notion):
         lower = mixing_weight(q, ch, c, c, ratio, slack)  # p(u) ≤ e^ε p(u|s)
         return max(upper, lower)
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ₁ (p(u|s) − e^ε p(u)) + Σ λ₂ (p(u) − e^ε p(u|s))``, linear in the
         channel and the output law.
 

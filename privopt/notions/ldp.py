@@ -5,6 +5,8 @@ Saeidian et al. [Saeidian-PML] Def. 14; [Saeidian-Rethinking] Def. 2.7 and Thm 2
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import cvxpy as cp
 import numpy as np
 
@@ -16,6 +18,10 @@ from privopt.notions._pairwise import (
     ratio_lagrangian,
 )
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
 
 
 @register
@@ -29,7 +35,7 @@ class LocalDifferentialPrivacy(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 14"
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True: LDP at level 0 makes ``p(u|s)`` the same for every secret of the support.
 
         Parameters
@@ -44,7 +50,13 @@ class LocalDifferentialPrivacy(Notion):
         """
         return True
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The LDP level ``ln max_{u, s, s'} p(u|s)/p(u|s')`` over the support (Saeidian et al.
         2023, Def. 14), by :func:`privopt.measures.ldp_level`.
 
@@ -85,7 +97,15 @@ class LocalDifferentialPrivacy(Notion):
         """
         return ratio_constraints(ctx.channel, level, all_pairs(ctx.n_secrets))
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+    def repair_weight(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The least weight of the anchor that restores ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` on the
         support for every output, in closed form.
 
@@ -112,7 +132,7 @@ class LocalDifferentialPrivacy(Notion):
         support = np.flatnonzero(prior.secret_probs > 0)
         return pairwise_repair_weight(channel, anchor, level, all_pairs(channel.shape[0]), support)
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of the all-pairs ratio constraints' Lagrangian (with the auxiliary column
         minimum eliminated), linear in the channel.
 

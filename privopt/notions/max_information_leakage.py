@@ -8,6 +8,8 @@ distortion budget is found by the line search over ε ([Calmon-Fawaz] Thm 2's pr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import cvxpy as cp
 import numpy as np
 from scipy import stats
@@ -23,6 +25,10 @@ from privopt.notions.base import (
     register,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
+
 
 @register
 class MaxInformationLeakage(Notion):
@@ -35,7 +41,7 @@ class MaxInformationLeakage(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 4, Thm 2 (eq. 32)"
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True: level 0 makes every used output's posterior the prior, i.e. ``p(u|s)`` the same
         for every secret of the support.
 
@@ -51,7 +57,13 @@ class MaxInformationLeakage(Notion):
         """
         return True
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)`` (Calmon & Fawaz
         2012, Def. 4), by :func:`privopt.measures.max_information_leakage`.
 
@@ -95,7 +107,7 @@ class MaxInformationLeakage(Notion):
         neg_cond_entropy = cp.sum(cp.rel_entr(ctx.joint, p_u_rows), axis=0)
         return [cp.multiply(h_s - level, ctx.p_u) + neg_cond_entropy <= 0]
 
-    def max_level(self, prior) -> float:
+    def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``H(S)`` over the support: ``H(S) − H(S|U=u) ≤ H(S)`` for every output.
 
         Parameters
@@ -111,7 +123,7 @@ class MaxInformationLeakage(Notion):
         p = as_prior(prior).secret_probs
         return float(stats.entropy(p[p > 0]))  # H(S) − H(S|U=u) ≤ H(S)
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ_u μ_u g_u`` with ``g_u`` the constraint of output ``u``, bounded below
         through the answer's posterior ``r`` (Gibbs' inequality:
         ``Σ_s p(s,u) ln p(s|u) ≥ Σ_s p(s,u) ln r_u(s)``), linear in the channel.
@@ -138,7 +150,7 @@ class MaxInformationLeakage(Notion):
         channel = p[:, None] * np.log(lctx.posterior()) * mu[None, :]
         return LagrangeTerms(channel, mu * (h_s - lctx.level_value))
 
-    def decomposition_bound(self, lctx, scale: float = 1.0):
+    def decomposition_bound(self, lctx: LagrangeContext, scale: float = 1.0) -> float | None:
         """The decomposition bound (:meth:`Notion.decomposition_bound`) for posteriors of entropy at
         least ``H(S) − ε``: per output, ``τh − τ ln Σ_s e^{−a_u(s)/τ}`` maximised over ``τ > 0``
         (the dual of the least cost at that entropy).

@@ -7,6 +7,7 @@ Saeidian et al. [Saeidian-PML] eq. (1) and Def. 6 (Issa et al.). "L ≤ ε" is t
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import cvxpy as cp
 import numpy as np
@@ -15,6 +16,10 @@ from privopt import measures
 from privopt.model import as_prior
 from privopt.notions._pairwise import repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
 
 
 @register
@@ -28,7 +33,7 @@ class MaximalLeakage(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 6 (Issa et al.)"
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True: ``Σ_u max_s p(u|s) ≤ 1`` forces ``p(u|s)`` to be the same for every secret of the
         support.
 
@@ -44,7 +49,13 @@ class MaximalLeakage(Notion):
         """
         return True
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The maximal leakage ``L = ln Σ_u max_s p(u|s)`` over the support (Issa, Wagner &
         Kamath 2020; Saeidian et al. 2023, eq. (1) and Def. 6), by
         :func:`privopt.measures.maximal_leakage`.
@@ -82,7 +93,7 @@ class MaximalLeakage(Notion):
         """
         return cp.sum(cp.max(ctx.channel, axis=0))
 
-    def level_program(self, ctx: DesignContext):
+    def level_program(self, ctx: DesignContext) -> tuple[cp.Expression, list[cp.Constraint]]:
         """``Σ_u t_u`` subject to ``p(u|s) ≤ t_u`` on the support: :meth:`level_objective` with
         affine constraints only, so that their dual values give a bound (:meth:`level_lagrangian`).
 
@@ -136,7 +147,7 @@ class MaximalLeakage(Notion):
         objective, columns = self.level_program(ctx)
         return [*columns, objective <= level]
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − t_u) + μ (Σ_u t_u − e^ε)``, with ``μ`` raised to
         ``max_u Σ_s λ`` where it is below, so that the coefficient of ``t ≥ 0`` is non-negative and
         ``t`` drops out.
@@ -160,7 +171,7 @@ class MaximalLeakage(Notion):
         mu = max(float(dual_array(duals[1], ())), float(lam.sum(axis=0).max(initial=0.0)))
         return LagrangeTerms(lam, np.zeros(lam.shape[1]), -mu * lctx.level_value)
 
-    def level_lagrangian(self, lctx, duals):
+    def level_lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """A lower bound on ``Σ_u max_s p(u|s)``: the terms of ``Σ_u t_u + Σ λ (p(u|s) − t_u)``
         with every column of ``λ`` scaled down to a sum of at most 1, so that ``t`` drops out.
 
@@ -182,7 +193,7 @@ class MaximalLeakage(Notion):
         lam = lam / np.maximum(total, 1.0)[None, :]
         return LagrangeTerms(lam, np.zeros(lam.shape[1]))
 
-    def max_level(self, prior) -> float:
+    def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``ln |supp S|``: ``Σ_u max_s p(u|s) ≤ Σ_s Σ_u p(u|s) = |supp S|`` for every mechanism.
 
         Parameters
@@ -197,7 +208,15 @@ class MaximalLeakage(Notion):
         """
         return math.log(len(as_prior(prior).secret_support))  # L ≤ ln |supp X|
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+    def repair_weight(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """A weight of the anchor that restores ``Σ_u max_s p(u|s) ≤ e^ε`` on the support, in
         closed form: mixing gives at most ``(1−θ) T + θ`` with ``T`` the answer's sum, so
         ``θ = (T − e^ε)/(T − 1)`` suffices.

@@ -30,6 +30,7 @@ Options
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import cvxpy as cp
 import numpy as np
@@ -50,6 +51,12 @@ from privopt.notions.base import (
     dual_array,
     register,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
+
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
 
 __all__ = [
     "MetricPrivacy",
@@ -89,7 +96,7 @@ def _secret_index(value, prior, field: str) -> int:
     )
 
 
-def validate_metric(value, prior, field: str) -> Metric:
+def validate_metric(value: Any, prior: Prior | JointPrior | DatabasePrior, field: str) -> Metric:
     """The ``metric`` option in canonical form (a :class:`~privopt.model.Metric` on the
     secrets of ``prior``).
 
@@ -163,7 +170,7 @@ def _as_edge_rows(edges, field: str) -> list:
     return out
 
 
-def validate_spanner(value, prior, field: str) -> float:
+def validate_spanner(value: Any, prior: Prior | JointPrior | DatabasePrior, field: str) -> float:
     """The ``spanner`` option: a stretch ``δ ≥ 1`` (1: the exact constraint pairs).
 
     Parameters
@@ -185,7 +192,7 @@ def validate_spanner(value, prior, field: str) -> float:
     return stretch
 
 
-def constraint_pairs(options: dict, support=None) -> MetricPairs:
+def constraint_pairs(options: dict, support: ArrayLike | None = None) -> MetricPairs:
     """The pairs the program constrains among the secrets of ``support``: the constraint
     pairs of the metric restricted to them, or the edges of its greedy ``spanner``-spanner
     (cached on the metric). Secrets outside the prior's support are not constrained, so a
@@ -259,7 +266,13 @@ class MetricPrivacy(Notion):
         ),
     )
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The least ε with the mechanism ε·d-private on the constraint pairs of the support (the
         spanner's edges with ``spanner``) (Chatzikokolakis et al. 2013, Def. 3), by
         :func:`privopt.measures.metric_dp_level`.
@@ -328,7 +341,15 @@ class MetricPrivacy(Notion):
         channel = ctx.channel
         return [channel[pairs.left, :] <= cp.multiply(ratios, channel[pairs.right, :]) + left_out]
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+    def repair_weight(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The least weight of the anchor that restores the true constraint
         ``p(u|a) ≤ e^{ε d(a,b)} p(u|b)`` on every constraint pair of the support (exponents
         capped at 700, as in every repair), in closed form.
@@ -370,7 +391,7 @@ class MetricPrivacy(Notion):
             theta = max(theta, mixing_weight(ch[a], ch[b], c, c, ratio, slack))
         return theta
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|a) − e^{ε d(a,b)} p(u|b) − o_ab)`` over the constraint pairs,
         with ``o_ab = 1`` for the pairs left out at this level and 0 otherwise.
 
@@ -402,7 +423,13 @@ class MetricPrivacy(Notion):
             constant = -float(lam[left_out].sum())  # the "+ 1" of the pairs left out
         return LagrangeTerms(coef, np.zeros(shape[1]), constant)
 
-    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+    def result_notes(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        level: float,
+        **options: Any,
+    ) -> dict:
         """The constraint pairs written and, with a spanner, the guarantee on the full metric
         (a message, hence a warning: the level holds on the spanner's edges) and the exact
         metric level re-measured on every pair.

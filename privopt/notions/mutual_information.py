@@ -7,6 +7,8 @@ difference of entropies.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import cvxpy as cp
 import numpy as np
 from scipy import stats
@@ -22,6 +24,10 @@ from privopt.notions.base import (
     register,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
+
 
 @register
 class MutualInformation(Notion):
@@ -35,7 +41,7 @@ class MutualInformation(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 3, Thm 1; Wang et al. Def. 4"
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True: ``I(S;U) = 0`` exactly when ``p(u|s)`` is the same for every secret of the support.
 
         Parameters
@@ -50,7 +56,13 @@ class MutualInformation(Notion):
         """
         return True
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The mutual information ``I(S;U)`` (Calmon & Fawaz 2012, Def. 3 and eq. (14)), by
         :func:`privopt.measures.mutual_information`.
 
@@ -106,7 +118,7 @@ class MutualInformation(Notion):
         """
         return [self.level_objective(ctx) <= level]
 
-    def max_level(self, prior) -> float:
+    def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``H(S)`` over the support: ``I(S;U) ≤ H(S)`` for every mechanism.
 
         Parameters
@@ -122,7 +134,11 @@ class MutualInformation(Notion):
         p = as_prior(prior).secret_probs
         return float(stats.entropy(p[p > 0]))  # I(S;U) ≤ H(S)
 
-    def min_level(self, prior, neighbors=None) -> float:
+    def min_level(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        neighbors: NeighborRelation | None = None,
+    ) -> float:
         """0: a constant mechanism has ``I(S;U) = 0``.
 
         Parameters
@@ -169,7 +185,7 @@ class MutualInformation(Notion):
         coef = p[:, None] * np.log(posterior)
         return LagrangeTerms(coef, np.zeros(lctx.channel.shape[1]), h_s)
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``μ (I(S;U) − ε)``, with ``I`` bounded below by the cross-entropy bound
         (when the secret is the input, at the posterior of one Blahut–Arimoto step of slope
         ``1/μ``, Blahut 1972), linear in the channel.
@@ -195,7 +211,7 @@ class MutualInformation(Notion):
             mu * bound.channel, bound.output, mu * (bound.constant - lctx.level_value)
         )
 
-    def decomposition_bound(self, lctx, scale: float = 1.0):
+    def decomposition_bound(self, lctx: LagrangeContext, scale: float = 1.0) -> float | None:
         """The decomposition bound (:meth:`Notion.decomposition_bound`) at an ε point:
         ``E d + μ (I − ε) ≥ Σ_y p(y) λ(y) − μ ε + min_u −μ ln Σ_s p(s) e^{−a_u(s)/μ}`` (Gibbs'
         variational principle), with ``μ`` the constraint's multiplier times ``scale``.
@@ -225,7 +241,7 @@ class MutualInformation(Notion):
             lctx, lambda a: -mu * _log_mean_exp(lctx.p_secret, -a / mu), -mu * lctx.level_value
         )
 
-    def level_lagrangian(self, lctx, duals):
+    def level_lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """A lower bound on ``I(S;U)`` linear in the channel: the cross-entropy bound (when the
         secret is the input, at the posterior of one Blahut–Arimoto step of slope
         ``lctx.multiplier``, Blahut 1972).

@@ -87,7 +87,7 @@ def refuse_non_convex(name: str) -> None:
         )
 
 
-def refuse_delta(notion_name: str, delta) -> None:
+def refuse_delta(notion_name: str, delta: float | None) -> None:
     """Refuse a design with ``delta > 0`` (the δ-version of a notion is not convex); δ = 0
     (or ``None``) is the notion itself and passes.
 

@@ -6,12 +6,18 @@ Saeidian et al. [Saeidian-PML] Def. 4 and Thm 1; [Saeidian-Rethinking] Def. 2.3.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import cvxpy as cp
 import numpy as np
 
 from privopt import measures
 from privopt.notions._pairwise import mixing_weight, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
 
 
 @register
@@ -24,7 +30,7 @@ class PointwiseMaximalLeakage(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 4, Thm 1"
 
-    def independent_at_zero(self, neighbors=None) -> bool:
+    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True: level 0 forces ``p(u|s) = p(u)`` for every secret of the support.
 
         Parameters
@@ -39,7 +45,13 @@ class PointwiseMaximalLeakage(Notion):
         """
         return True
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The PML level ``max_u ln max_s p(u|s)/p(u)`` over the support (Saeidian et al. 2023,
         Def. 4 and Thm 1), by :func:`privopt.measures.pml_level`.
 
@@ -79,7 +91,7 @@ class PointwiseMaximalLeakage(Notion):
         """
         return [ctx.channel <= level * ctx.broadcast_rows(ctx.p_u)]
 
-    def max_level(self, prior) -> float:
+    def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``ε_max = −ln min_{s ∈ supp} p(s)``: every mechanism is ε_max-PML (Saeidian et al. 2023,
         Lemma 2), by :func:`privopt.measures.epsilon_max`.
 
@@ -95,7 +107,15 @@ class PointwiseMaximalLeakage(Notion):
         """
         return measures.epsilon_max(prior)  # every mechanism is ε_max-PML ([Saeidian-PML] Lemma 2)
 
-    def repair_weight(self, prior, channel, anchor, level, neighbors=None, **options):
+    def repair_weight(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u)`` on the support, in
         closed form.
 
@@ -125,7 +145,7 @@ class PointwiseMaximalLeakage(Notion):
         c = np.broadcast_to(anchor, ch.shape)
         return mixing_weight(ch, q, c, c, *repair_terms(level))
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u))``, linear in the channel and the output law.
 
         Parameters

@@ -24,6 +24,7 @@ the problem's own prior.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 import cvxpy as cp
 import numpy as np
@@ -41,6 +42,12 @@ from privopt.notions.base import (
     register,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping, Sequence
+
+    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.notions.base import LagrangeContext
+
 #: Most priors a product class may expand to.
 MAX_PRODUCT_PRIORS = 4096
 
@@ -48,7 +55,9 @@ MAX_PRODUCT_PRIORS = 4096
 HULL_NOTE = "robust_pml_hull"
 
 
-def validate_priors(value, prior, field: str) -> list[np.ndarray] | str:
+def validate_priors(
+    value: Any, prior: Prior | JointPrior | DatabasePrior, field: str
+) -> list[np.ndarray] | str:
     """A non-empty list of pmfs over the secret alphabet of ``prior``, or ``"all"``.
 
     Parameters
@@ -95,7 +104,9 @@ def validate_priors(value, prior, field: str) -> list[np.ndarray] | str:
     return out
 
 
-def validate_entry_priors(value, prior, field: str) -> list[np.ndarray]:
+def validate_entry_priors(
+    value: Any, prior: Prior | JointPrior | DatabasePrior, field: str
+) -> list[np.ndarray]:
     """Per-entry sets of pmfs over ``D`` (one list per entry, or one list for every entry),
     expanded to the products of their vertices: pmfs over ``Dⁿ`` in lexicographic order.
 
@@ -161,7 +172,7 @@ def validate_entry_priors(value, prior, field: str) -> list[np.ndarray]:
 ABOUT_CHOICES = ("secret", "entries")
 
 
-def validate_about(value, prior, field: str) -> str:
+def validate_about(value: Any, prior: Prior | JointPrior | DatabasePrior, field: str) -> str:
     """``"secret"`` (PML about ``X``) or ``"entries"`` (about each database entry).
 
     Parameters
@@ -192,7 +203,9 @@ def validate_about(value, prior, field: str) -> str:
     return value
 
 
-def condition_rows(q: np.ndarray, prior, about: str) -> np.ndarray:
+def condition_rows(
+    q: np.ndarray, prior: Prior | JointPrior | DatabasePrior, about: str
+) -> np.ndarray:
     """The rows ``r`` whose constraint is ``r · p(u|·) ≤ e^ε Q_U(u)`` under the prior ``q``.
 
     ``about = "secret"``: the point masses of ``supp q`` (``ℓ(X→u)``). ``about = "entries"``:
@@ -259,7 +272,12 @@ class RobustPML(Notion):
         ),
     )
 
-    def validate_options(self, prior, given, prefix: str = "privacy") -> dict:
+    def validate_options(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        given: Mapping[str, Any],
+        prefix: str = "privacy",
+    ) -> dict:
         """The base class's checks, then: ``priors`` or ``entry_priors`` is required,
         ``priors = "all"`` excludes ``entry_priors``, and the listed priors of both are merged.
 
@@ -302,7 +320,13 @@ class RobustPML(Notion):
         about = out.get("about", "secret")
         return {"priors": listed, "about": about} if about != "secret" else {"priors": listed}
 
-    def measure(self, prior, mechanism, neighbors=None, **options) -> float:
+    def measure(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> float:
         """The largest PML over the listed priors, about the secret or about each database entry
         (Saeidian et al. 2024, Def. 2.6), or the leakage capacity for ``priors = "all"``
         (Saeidian et al. 2024, Thm 2.8).
@@ -343,7 +367,13 @@ class RobustPML(Notion):
             level = max(level, float(np.log(top / q_u[seen]).max()))
         return level
 
-    def result_notes(self, prior, mechanism, level: float, **options) -> dict:
+    def result_notes(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        mechanism: np.ndarray,
+        level: float,
+        **options: Any,
+    ) -> dict:
         """The hull check: the PML supremum over the convex hull of the listed priors, and a
         note when it exceeds the level met at the listed priors.
 
@@ -415,8 +445,15 @@ class RobustPML(Notion):
         return out
 
     def repair_weight(
-        self, prior, channel, anchor, level, neighbors=None, priors=(), about="secret"
-    ):
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        channel: np.ndarray,
+        anchor: np.ndarray,
+        level: float,
+        neighbors: NeighborRelation | None = None,
+        priors: Sequence[np.ndarray] = (),
+        about: str = "secret",
+    ) -> float | None:
         """The least weight of the anchor that restores ``r · p(u|·) ≤ e^ε Q_U(u)`` at every listed
         prior, in closed form.
 
@@ -459,7 +496,7 @@ class RobustPML(Notion):
             theta = max(theta, mixing_weight(ch, q_u, c, c, ratio, slack))
         return theta
 
-    def lagrangian(self, lctx, duals):
+    def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ_q Σ λ_q (r · p(u|·) − e^ε Q_U(u))`` over the listed priors and their
         condition rows, on the channel of every secret.
 
@@ -489,7 +526,7 @@ class RobustPML(Notion):
             coef -= c * np.outer(q, lam.sum(axis=0))
         return LagrangeTerms(np.zeros(lctx.channel.shape), np.zeros(n_out), 0.0, coef)
 
-    def max_level(self, prior) -> float:
+    def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``inf``: no level beyond which the constraint excludes nothing is computed for a class.
 
         Parameters
