@@ -59,6 +59,7 @@ __all__ = [
     "default_neighbors",
     "resolve_neighbors",
     "neighbor_pairs",
+    "secret_index",
     "as_distortion",
     "check_extra_distortions",
 ]
@@ -559,12 +560,35 @@ def neighbor_pairs(
             or len(pair) != 2
         ):
             raise InputError(f"entry {n} is {pair!r}: write each pair as [a, b]", field)
-        pairs.append([_secret_index(v, labels, f"{field}[{n}]") for v in pair])
+        pairs.append([secret_index(v, labels, f"{field}[{n}]") for v in pair])
     return NeighborRelation.from_pairs(k, pairs)
 
 
-def _secret_index(value, labels: list, field: str) -> int:
-    """A symbol of the secret alphabet, or an index into it, as an index."""
+def secret_index(value: object, labels: Sequence[str], field: str) -> int:
+    """A symbol of the secret alphabet, or an index into it, as an index.
+
+    Shared by neighbour pairs and metric-graph edges.
+
+    Parameters
+    ----------
+    value : str or int
+        A symbol of ``labels``, an integer index, or the digits of one (as read from a CSV
+        file). Floats and booleans are refused.
+    labels : sequence of str
+        The secret alphabet.
+    field : str
+        The key named in messages.
+
+    Returns
+    -------
+    int
+        The index, in ``0 … len(labels) − 1``.
+
+    Raises
+    ------
+    InputError
+        For an unknown symbol, an index out of range or a value of another type.
+    """
     if isinstance(value, str) and value in labels:
         return labels.index(value)
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):

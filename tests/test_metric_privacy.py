@@ -207,6 +207,21 @@ def test_graph_metric_disconnected_components_are_unconstrained():
     )
 
 
+def test_graph_edge_ends_are_read_like_neighbour_pairs():
+    """Edge ends go through the same secret lookup as neighbour pairs: symbols, indices and
+    digit strings from a CSV file are accepted; floats, booleans and indices out of range
+    are refused with the edge named."""
+    prior = po.Prior([0.25, 0.25, 0.25, 0.25], labels=["a", "b", "c", "d"])
+    by_index = po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": [[0, 1]]})
+    for ends in (["a", "b"], ["0", "1"], [np.int64(0), 1]):
+        same = po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": [ends]})
+        assert same.distortion == pytest.approx(by_index.distortion, abs=1e-12)
+    for bad in ([0.0, 1], [True, 1], [0, 4], ["z", 1]):
+        with pytest.raises(po.InputError) as info:
+            po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": [bad]})
+        assert info.value.field == "privacy.metric.edges[0]"
+
+
 def test_joint_prior_metric_on_the_secret():
     joint = np.array([[0.2, 0.1, 0.05], [0.05, 0.3, 0.05], [0.05, 0.05, 0.15]])
     prior = po.JointPrior(joint)
@@ -270,7 +285,7 @@ def test_spanner_guarantee_and_bounds():
         ([[1, 1], [1, 0]], "itself must be 0"),
         ([[0, 1], [1, 0]], "on 2 secrets but the secret has 3"),
         ({"points": [[0, 0], [1, 1], [2, 2]], "norm": "chebyshev"}, "unknown norm"),
-        ({"edges": [[0, 7]]}, "indices lie in 0..2"),
+        ({"edges": [[0, 7]]}, "unknown secret 7: .* an index 0..2"),
         ({"edges": [["a", "zz"]]}, "unknown secret 'zz'"),
         ({"edges": [[0, 1, -2]]}, "positive"),
         ({"edges": [[0, 1]], "points": [[0], [1], [2]]}, "exactly one"),

@@ -51,6 +51,7 @@ from privopt.notions.base import (
     dual_array,
     register,
 )
+from privopt.validation import secret_index
 
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
@@ -76,24 +77,6 @@ __all__ = [
 #: ``θ ≤ |U| e^{-20}`` of a constant mechanism (measured: θ ≤ 2·10⁻⁸), and the certificate
 #: states the remaining gap.
 RELAXED_EXPONENT = 20.0
-
-
-def _secret_index(value, prior, field: str) -> int:
-    """An edge end as a secret index: an int, or a symbol of the secret alphabet."""
-    labels = list(getattr(prior, "secret_labels", ()) or ())
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    text = str(value)
-    if text in labels:
-        return labels.index(text)
-    shown = ", ".join(labels[:10]) + (" …" if len(labels) > 10 else "")
-    raise InputError(
-        f"unknown secret {value!r} in an edge; the secrets are {shown} "
-        f"(or indices 0..{len(labels) - 1})",
-        field,
-    )
 
 
 def validate_metric(value: Any, prior: Prior | JointPrior | DatabasePrior, field: str) -> Metric:
@@ -141,9 +124,9 @@ def validate_metric(value: Any, prior: Prior | JointPrior | DatabasePrior, field
         elif "norm" in value:
             raise InputError("norm goes with points", f"{field}.norm")
         elif "edges" in value:
-            edges = []
+            edges, labels = [], list(prior.secret_labels)
             for n, edge in enumerate(_as_edge_rows(value["edges"], f"{field}.edges")):
-                ends = [_secret_index(e, prior, f"{field}.edges[{n}]") for e in edge[:2]]
+                ends = [secret_index(e, labels, f"{field}.edges[{n}]") for e in edge[:2]]
                 edges.append([*ends, *edge[2:]])
             metric = Metric.from_graph(k, edges, field=f"{field}.edges")
         else:
