@@ -121,6 +121,21 @@ def test_omp_num_threads_caps_the_threads_and_one_thread_gives_the_same_inverses
 
 
 @pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
+def test_stack_inversions_from_several_threads_share_the_pool():
+    """Solves running in threads (``solve_many``) invert their stacks through one pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(8)
+    stacks = [_spd_stack(rng, 20, 60) for _ in range(4)]
+    expected = [np.linalg.inv(H) for H in stacks]
+    with ThreadPoolExecutor(4) as callers:
+        failed = list(callers.map(dense_inverse.invert_spd_stack, stacks))
+    assert failed == [[]] * 4
+    for H, inverse in zip(stacks, expected, strict=True):
+        assert np.allclose(H, inverse, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
 def test_a_column_that_is_not_positive_definite_is_reported_with_its_lower_triangle():
     rng = np.random.default_rng(5)
     H = _spd_stack(rng, 30, 64)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -69,6 +70,7 @@ _POTRI = _lapack_function("dpotri")
 AVAILABLE = _POTRF is not None and _POTRI is not None
 
 _POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
 
 
 def worker_count() -> int:
@@ -94,15 +96,17 @@ def worker_count() -> int:
 
 def _pool() -> ThreadPoolExecutor:
     global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=worker_count(), thread_name_prefix="privopt-spd")
-    return _POOL
+    with _POOL_LOCK:  # solves running in several threads share one pool
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=worker_count(), thread_name_prefix="privopt-spd")
+        return _POOL
 
 
 def _forget_pool() -> None:
-    """A forked child has none of the parent's threads: it starts its own pool."""
-    global _POOL
+    """A forked child has none of the parent's threads: it starts its own pool (and lock)."""
+    global _POOL, _POOL_LOCK
     _POOL = None
+    _POOL_LOCK = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
