@@ -34,7 +34,6 @@ __all__ = [
     "AVAILABLE",
     "for_chunks",
     "invert_spd_range",
-    "invert_spd_stack",
     "multiply_stack",
     "worker_count",
 ]
@@ -195,24 +194,6 @@ def invert_spd_range(H: np.ndarray, lo: int, hi: int) -> list[int]:
     for u in sorted(set(range(lo, hi)) - set(failed)) if failed else ():
         np.copyto(H[u], H[u].T, where=lower)
     return failed
-
-
-def invert_spd_stack(H: np.ndarray) -> list[int]:
-    """Replace every matrix of a C-contiguous stack by its inverse, the cores sharing them.
-
-    Parameters
-    ----------
-    H : numpy.ndarray
-        As for :func:`invert_spd_range`.
-
-    Returns
-    -------
-    list of int
-        The matrices whose Cholesky factorisation broke down (see :func:`invert_spd_range`).
-    """
-    U, n = H.shape[0], H.shape[-1]
-    chunks = for_chunks(lambda lo, hi: invert_spd_range(H, lo, hi), U, U * float(n) ** 3)
-    return [u for failed in chunks for u in failed]
 
 
 def multiply_stack(A: np.ndarray, R: np.ndarray) -> np.ndarray:

@@ -357,17 +357,13 @@ class _Newton:
         passes = REFINEMENT_PASSES if self.accurate else 1
         most = passes + (EXTRA_REFINEMENT_PASSES if self.accurate else 0)
         scale = max(float(np.max(np.abs(gvec), initial=0.0)), 1e-300)
-        previous = math.inf
+        residual = math.inf
         for done in range(most):
             HdV = K.apply_t(self.D * K.apply(dV)) + self.Dv * dV
             r1 = gvec + st.spread(dy)[None, :] - HdV
-            if done >= passes:
-                residual = float(np.max(np.abs(r1))) / scale
-                if residual <= REFINED or residual > 0.5 * previous:
-                    break
-                previous = residual
-            elif done == passes - 1:
-                previous = float(np.max(np.abs(r1))) / scale
+            previous, residual = residual, float(np.max(np.abs(r1))) / scale
+            if done >= passes and (residual <= REFINED or residual > 0.5 * previous):
+                break
             r1g = gg + dy[st.srows] - self.hg * dg if st.n_g else np.zeros(0)
             r2 = -rp2 - st.couple(dV, dg)
             cV, cy, cg = self._reduced_solve(r1, r1g, r2)

@@ -318,7 +318,7 @@ class DenseColumns(ColumnKernel):
             If a column's ``H_u`` is not positive definite even after a diagonal shift.
         """
         U, n = E.shape
-        H = np.zeros((U, n, n))  # C order: the solves reshape it without a copy
+        H = np.zeros((U, n, n))  # C order: LAPACK works on each column's matrix in place
         diagonal = np.empty((U, n))
 
         def form(lo: int, hi: int) -> None:
@@ -350,7 +350,7 @@ class DenseColumns(ColumnKernel):
         for u in (u for failed in chunks for u in failed):
             lower = np.tril(H[u], -1)
             H[u] = _spd_inverse(lower + lower.T + np.diag(diagonal[u]))
-        return _DenseFactor(H)  # C order: the solves reshape it without a copy
+        return _DenseFactor(H)
 
 
 def _spd_inverse(H: np.ndarray) -> np.ndarray:
