@@ -14,8 +14,8 @@ from scipy import optimize, special, stats
 
 from privopt.errors import InfeasibleError, InputError
 from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
-from privopt.model._validate import as_positive_int
 from privopt.validation import (
+    as_positive_int,
     check_budget,
     check_level,
     check_number,

@@ -25,8 +25,7 @@ from privopt import closed_forms as cf
 from privopt.errors import InputError
 from privopt.measures import pml_per_output, with_unit
 from privopt.model import JointPrior, Mechanism
-from privopt.model._validate import as_positive_int
-from privopt.validation import check_number, check_numbers
+from privopt.validation import as_positive_int, check_number, check_numbers
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike

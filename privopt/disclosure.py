@@ -28,8 +28,7 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.measures import MeasureSetting, leakage_capacity, pml_level, with_unit
 from privopt.model import DatabasePrior, Mechanism, as_matrix, as_prior
-from privopt.model._validate import as_pmf, as_positive_int, as_stochastic_matrix
-from privopt.validation import check_number
+from privopt.validation import as_pmf, as_positive_int, as_stochastic_matrix, check_number
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike

@@ -58,10 +58,11 @@ import numpy as np
 from privopt._io import check_toml_text, decode_text, max_file_bytes, read_input_file
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
-from privopt.model._validate import as_labels, as_pmf
 from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
 from privopt.validation import (
     NEIGHBOR_NAMES,
+    as_labels,
+    as_pmf,
     check_mode,
     check_time_limit,
     check_tolerance,

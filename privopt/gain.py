@@ -24,8 +24,7 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.measures import MeasureSetting, with_unit
-from privopt.model._validate import as_positive_int, as_stochastic_matrix
-from privopt.validation import check_number, check_numbers
+from privopt.validation import as_positive_int, as_stochastic_matrix, check_number, check_numbers
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike

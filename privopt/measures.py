@@ -25,9 +25,9 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
-from privopt.model._validate import as_pmf
 from privopt.validation import (
     as_distortion,
+    as_pmf,
     check_probability,
     default_neighbors,
     resolve_neighbors,

@@ -28,8 +28,7 @@ from scipy.special import comb
 from privopt import closed_forms as cf
 from privopt.errors import InputError, SolverError
 from privopt.model import Distortion, JointPrior, database_digits, hamming_neighbors
-from privopt.model._validate import as_positive_int
-from privopt.validation import check_number
+from privopt.validation import as_positive_int, check_number
 
 __all__ = [
     "RelaxedResult",

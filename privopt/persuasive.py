@@ -27,8 +27,8 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.measures import tail_threshold
 from privopt.model import NeighborRelation, as_matrix
-from privopt.model._validate import as_pmf
 from privopt.validation import (
+    as_pmf,
     check_level,
     check_number,
     check_numbers,

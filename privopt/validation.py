@@ -7,7 +7,13 @@ these functions, so a given mistake gets the same message wherever it is made. E
 raises :class:`~privopt.errors.InputError` naming the field (``privacy.epsilon``,
 ``privacy.neighbors``, …) and the fix; the file reader prefixes the file name.
 
-This module imports only :mod:`privopt.model` and :mod:`privopt.errors`.
+The array checks the model classes run on their own data (``as_pmf``,
+``as_stochastic_matrix``, ``as_labels``, ``as_positive_int``, ``as_real_array``) live in the
+model package, below this module; they are re-exported here so that the modules above the
+model (measures, closed forms, files, …) import every check from one place.
+
+This module imports only :mod:`privopt.model`, :mod:`privopt.errors` and
+:mod:`privopt.resources`.
 """
 
 from __future__ import annotations
@@ -30,7 +36,14 @@ from privopt.model import (
     as_prior,
     hamming_neighbors,
 )
-from privopt.model._validate import _refuse_non_numbers
+from privopt.model._validate import (
+    _refuse_non_numbers,
+    as_labels,
+    as_pmf,
+    as_positive_int,
+    as_real_array,
+    as_stochastic_matrix,
+)
 from privopt.resources import format_bytes, max_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,6 +75,12 @@ __all__ = [
     "secret_index",
     "as_distortion",
     "check_extra_distortions",
+    # the array checks of the model classes, for the modules above the model
+    "as_real_array",
+    "as_pmf",
+    "as_stochastic_matrix",
+    "as_labels",
+    "as_positive_int",
 ]
 
 #: The two modes of a design request.

@@ -31,7 +31,6 @@ import numpy as np
 
 from privopt import measures
 from privopt.errors import InputError
-from privopt.model._validate import as_pmf
 from privopt.notions._pairwise import mixing_weight, repair_terms
 from privopt.notions.base import (
     DesignContext,
@@ -41,6 +40,7 @@ from privopt.notions.base import (
     dual_array,
     register,
 )
+from privopt.validation import as_pmf
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence

@@ -1,0 +1,124 @@
+"""The package's layering: a lower layer never imports a higher one.
+
+Every ``import`` of every module under ``privopt/`` is read from its source (module level,
+inside functions and under ``TYPE_CHECKING`` alike) and checked against the layers of the
+README's "Layout" table. Modules of one layer may import each other.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "privopt"
+
+#: Layer of each top-level module or subpackage of ``privopt`` (low to high).
+LAYERS = {
+    "errors": 0,
+    "resources": 0,
+    "status": 0,
+    "_io": 0,
+    "model": 1,
+    "validation": 2,
+    "measures": 3,
+    # beside the measures: numpy-only quantities and the papers' closed forms
+    "f_information": 4,
+    "guarantees": 4,
+    "gain": 4,
+    "disclosure": 4,
+    "counting": 4,
+    "persuasive": 4,
+    "closed_forms": 4,
+    "closed_form_checks": 4,
+    "notions": 5,
+    "request": 6,
+    "methods": 7,
+    "paper_programs": 7,
+    "solve": 8,
+    # the faces
+    "files": 9,
+    "batch_files": 9,
+    "plotting": 9,
+    "cli": 9,
+    "_entry": 9,
+    "__main__": 9,
+    "__init__": 10,
+}
+
+#: (importing module, imported module) pairs allowed against the order, and why.
+EXCEPTIONS = {
+    # ``CurveResult.plot()`` forwards to the plotting face when it is called (as
+    # ``pandas.DataFrame.plot`` does), never at import time
+    ("privopt.solve.results", "privopt.plotting"),
+    # ``privopt --version`` reads the package's ``__version__``
+    ("privopt.cli", "privopt"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS["__init__"] if len(parts) == 1 else LAYERS[parts[1]]
+
+
+def _imports(path: Path) -> set[str]:
+    """The ``privopt`` modules imported anywhere in ``path`` (``from privopt import x``
+    counts as ``privopt.x`` when ``x`` is a module)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "privopt")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "privopt":
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                as_path = PACKAGE.parent / Path(*sub.split("."))
+                if as_path.with_suffix(".py").exists() or (as_path / "__init__.py").exists():
+                    found.add(sub)
+                else:
+                    found.add(target)
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_top_level_module_has_a_layer():
+    names = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in MODULES}
+    assert names - {"data"} <= set(LAYERS), sorted(names - set(LAYERS))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_imports_a_higher_layer(path):
+    module = _module_name(path)
+    higher = sorted(
+        target
+        for target in _imports(path)
+        if _layer(target) > _layer(module) and (module, target) not in EXCEPTIONS
+    )
+    assert not higher, f"{module} (layer {_layer(module)}) imports {higher}"
+
+
+def test_the_exceptions_are_still_needed():
+    """An exception nobody uses any more is removed from the list."""
+    used = {
+        (_module_name(path), target)
+        for path in MODULES
+        for target in _imports(path)
+        if (_module_name(path), target) in EXCEPTIONS
+    }
+    assert used == EXCEPTIONS
