@@ -295,8 +295,8 @@ def test_a_run_whose_bound_lags_behind_its_iterate_stops_for_the_polish(notion):
 
 def test_refinement_goes_on_while_the_column_residual_is_large(monkeypatch):
     """With column solves 30 % off (as the low-rank factors are close to the optimum of PML
-    at k = 1,000), three refinement passes leave the direction far from the exact one; the
-    extra passes, taken only while the residual halves, recover it."""
+    at k = 1,000), an unrefined direction is far from the exact one; the refinement passes,
+    taken while the residual is above 1e-9 and halves, recover it."""
     from privopt.methods.block_ipm import interior_point as ip
 
     rng = np.random.default_rng(2)
@@ -327,11 +327,11 @@ def test_refinement_goes_on_while_the_column_residual_is_large(monkeypatch):
 
     exact_step, _ = direction(False)
     refined, solves = direction(True)
-    assert solves > 2 * (1 + ip.REFINEMENT_PASSES)  # passes beyond the usual three
+    assert solves > 2 * 4  # more than the three passes once always taken
     assert np.allclose(refined, exact_step, rtol=1e-7, atol=1e-9 * np.abs(exact_step).max())
-    monkeypatch.setattr(ip, "EXTRA_REFINEMENT_PASSES", 0)
-    three_passes, _ = direction(True)
-    assert np.abs(three_passes - exact_step).max() > 1e-4 * np.abs(exact_step).max()
+    monkeypatch.setattr(ip, "MOST_REFINEMENT_PASSES", 0)
+    unrefined, _ = direction(True)
+    assert np.abs(unrefined - exact_step).max() > 1e-2 * np.abs(exact_step).max()
 
 
 @pytest.mark.parametrize("notion", ["pml", "information_privacy"])
