@@ -103,9 +103,9 @@ class BlockInteriorPoint(Method):
         stops short at ε·d near 20, and 0.12–14 s for ``sparse-highs``; random planar metrics
         on 40 secrets at ε = 14–30: 0.55–0.63 s, where both sparse LPs failed to certify),
         arbitrary priors (PD-DP against plain cvxpy with Clarabel in the same run: m = 2,
-        n = 7: 1.9 s against 25 s; m = 3, n = 5: 22 s against 196 s; m = 2, n = 8: 29 s
-        against 202 s); the single-alphabet notions from 60 × 60 on, single solves
-        (k = 1,000: PML 18 s, LDP 11 s, maximal leakage 9 s, information privacy 32 s,
+        n = 7: 1.6 s against 28 s; m = 3, n = 5: 14 s against 191 s; m = 2, n = 8: 22 s
+        against 197 s); the single-alphabet notions from 60 × 60 on, single solves
+        (k = 1,000: PML 13 s, LDP 10 s, maximal leakage 7 s, information privacy 29 s,
         where the sparse LPs do not fit in memory); sweeps of small alphabets keep the
         warm-started simplex (the pair notions excepted, see below). A budget request's line
         search counts as a sweep.
