@@ -1,0 +1,142 @@
+"""Fuzzing the structured interior point (``block-ipm``) where it is the default (slow).
+
+The main optimality fuzz (``test_fuzz_optimality.py``) draws alphabets of 2–12 symbols,
+below ``block-ipm``'s range (60 × 60 entries and up for the single-alphabet notions). Here
+each linear single-alphabet notion is solved by :func:`privopt.design` with no method named
+on alphabets of 60–120 symbols, with Dirichlet priors of three concentrations (probabilities
+down to 1e-12), three distortions and levels from 0.05 to 4 nats, and every answer is
+checked against an independent program: the notion's LP written here from its definition as
+sparse rows (with auxiliary variables of its own, see :func:`_independent_optimum`) and
+solved by HiGHS through :func:`scipy.optimize.linprog`.
+
+A certified answer must (i) be within the certificate's tolerance of the independent
+optimum, and (ii) carry a lower bound not above it (a bound above the optimum would be a
+false certificate).
+
+``PRIVOPT_FUZZ_BLOCK_N`` sets the number of instances per notion (default 12).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import optimize
+
+import privopt as po
+
+pytestmark = pytest.mark.slow
+
+N_PER_NOTION = int(os.environ.get("PRIVOPT_FUZZ_BLOCK_N", "12"))
+#: Slack on the comparisons: the certificate's relative gap (1e-6) twice.
+RTOL = 2e-6
+
+
+def _instance(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float]:
+    k = int(rng.integers(60, 121))
+    p = rng.dirichlet(np.full(k, float(rng.choice([0.3, 1.0, 5.0]))))
+    p = np.maximum(p, 1e-12)
+    p /= p.sum()
+    kind = rng.choice(["matrix", "absolute", "squared"])
+    grid = np.arange(k)
+    if kind == "matrix":
+        d = rng.random((k, k))
+    elif kind == "absolute":
+        d = np.abs(grid[:, None] - grid[None, :]).astype(float)
+    else:
+        d = ((grid[:, None] - grid[None, :]) ** 2).astype(float)
+    eps = float(rng.choice([0.05, 0.3, 1.0, 2.0, 4.0]))
+    return p, d, eps
+
+
+def _independent_optimum(notion: str, p: np.ndarray, d: np.ndarray, eps: float) -> float:
+    """The least ``E[d]`` under the notion at level ε, from its definition.
+
+    Variables: ``W[x, u]`` at ``x·k + u``, then ``k`` or ``2k`` auxiliaries per output, so
+    that every privacy row has two or three entries:
+
+    * PML and information privacy: ``q_u = Σ_x p(x) W[x,u]`` (the output law) as equality
+      rows, then ``W[x,u] ≤ r q_u`` (and ``q_u ≤ r W[x,u]``);
+    * LDP: the column's largest and least entries ``hi_u ≥ W[x,u] ≥ lo_u`` with
+      ``hi_u ≤ r lo_u``, which holds iff ``W[a,u] ≤ r W[b,u]`` for every pair;
+    * maximal leakage (``log Σ_u max_x W[x,u]``): ``W[x,u] ≤ t_u`` and ``Σ_u t_u ≤ r``.
+    """
+    k = p.size
+    r = math.exp(eps)
+    n_w = k * k
+    x_of, u_of = np.divmod(np.arange(n_w), k)
+    n_aux = 2 * k if notion == "ldp" else k
+    n = n_w + n_aux
+    cells = np.arange(n_w)
+
+    def rows(entries: list[tuple[np.ndarray, np.ndarray, float]], count: int) -> sp.csr_matrix:
+        """``count`` rows; each entry: (row of each term, its column, its coefficient)."""
+        r_idx = np.concatenate([e[0] for e in entries])
+        c_idx = np.concatenate([e[1] for e in entries])
+        vals = np.concatenate([np.full(e[0].size, e[2]) for e in entries])
+        return sp.csr_matrix((vals, (r_idx, c_idx)), shape=(count, n))
+
+    aux = n_w + u_of  # the auxiliary of each cell's output (the first block of them)
+    A_ub, b_ub = [], []
+    A_eq = [rows([(x_of, cells, 1.0)], k)]  # rows of W sum to 1
+    b_eq = [np.ones(k)]
+    if notion in ("pml", "information_privacy"):
+        law = sp.csr_matrix(
+            (
+                np.concatenate([np.repeat(p, k), -np.ones(k)]),
+                (np.concatenate([u_of, np.arange(k)]), np.concatenate([cells, n_w + np.arange(k)])),
+            ),
+            shape=(k, n),
+        )
+        A_eq.append(law)
+        b_eq.append(np.zeros(k))
+        A_ub.append(rows([(cells, cells, 1.0), (cells, aux, -r)], n_w))
+        b_ub.append(np.zeros(n_w))
+        if notion == "information_privacy":
+            A_ub.append(rows([(cells, aux, 1.0), (cells, cells, -r)], n_w))
+            b_ub.append(np.zeros(n_w))
+    elif notion == "ldp":
+        A_ub.append(rows([(cells, cells, 1.0), (cells, aux, -1.0)], n_w))  # W ≤ hi
+        A_ub.append(rows([(cells, aux + k, 1.0), (cells, cells, -1.0)], n_w))  # lo ≤ W
+        outs = np.arange(k)
+        A_ub.append(rows([(outs, n_w + outs, 1.0), (outs, n_w + k + outs, -r)], k))  # hi ≤ r lo
+        b_ub += [np.zeros(n_w), np.zeros(n_w), np.zeros(k)]
+    elif notion == "maximal_leakage":
+        A_ub.append(rows([(cells, cells, 1.0), (cells, aux, -1.0)], n_w))
+        A_ub.append(rows([(np.zeros(k, dtype=int), n_w + np.arange(k), 1.0)], 1))
+        b_ub += [np.zeros(n_w), np.array([r])]
+    cost = np.concatenate([(p[:, None] * d).ravel(), np.zeros(n_aux)])
+    res = optimize.linprog(
+        cost,
+        A_ub=sp.vstack(A_ub).tocsr(),
+        b_ub=np.concatenate(b_ub),
+        A_eq=sp.vstack(A_eq).tocsr(),
+        b_eq=np.concatenate(b_eq),
+        bounds=(0, None),
+        method="highs",
+    )
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("notion", ["pml", "information_privacy", "ldp", "maximal_leakage"])
+def test_block_ipm_answers_are_optimal_on_large_alphabets(notion):
+    rng = np.random.default_rng(2026 + len(notion))
+    failures = []
+    for trial in range(N_PER_NOTION):
+        p, d, eps = _instance(rng)
+        result = po.design(p, d, notion, epsilon=eps, time_limit=120)
+        optimum = _independent_optimum(notion, p, d, eps)
+        scale = RTOL * (1.0 + abs(optimum))
+        where = f"trial {trial}: k={p.size} ε={eps} via {result.solver.tried}"
+        if result.status != "optimal":
+            failures.append(f"{where}: status {result.status} ({result.message})")
+            continue
+        if abs(result.distortion - optimum) > scale:
+            failures.append(f"{where}: E[d] {result.distortion!r} against {optimum!r}")
+        if result.certificate.lower_bound > optimum + scale:
+            failures.append(f"{where}: bound {result.certificate.lower_bound!r} > {optimum!r}")
+    assert not failures, "\n".join(failures)
