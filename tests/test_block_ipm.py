@@ -583,3 +583,34 @@ def test_chosen_automatically_for_large_single_alphabets():
     assert choose_methods(single)[0].name == "block-ipm"
     swept = prepare_request(rng.dirichlet(np.ones(30)), "absolute", "pml", epsilon=1.0)
     assert choose_methods(swept, sweep=True)[0].name != "block-ipm"
+
+
+@pytest.mark.parametrize(
+    "notion, k, chosen",
+    [
+        ("pml", 150, False),  # the warm simplex up to 200 × 200
+        ("pml", 250, True),
+        ("information_privacy", 60, False),  # the warm simplex up to 70 × 70
+        ("information_privacy", 100, True),
+        ("ldp", 100, True),
+        ("maximal_leakage", 100, True),
+    ],
+)
+def test_sweeps_beyond_the_warm_simplex_go_to_block_ipm(notion, k, chosen):
+    """Sweeps and line searches of the single-alphabet notions beyond the warm simplex's
+    range are solved by ``block-ipm``, not by the cvxpy program (information privacy on 100
+    symbols: a budget point took over a minute with Clarabel)."""
+    request = prepare_request(np.full(k, 1.0 / k), "absolute", notion, epsilon=1.0)
+    assert (choose_methods(request, sweep=True)[0].name == "block-ipm") is chosen
+
+
+def test_a_budget_point_of_information_privacy_on_100_symbols_is_solved_by_block_ipm():
+    """The line search of a budget request (Dirichlet prior, 100 symbols) runs every point
+    through ``block-ipm`` and ends certified."""
+    k = 100
+    p = np.random.default_rng(1).dirichlet(np.ones(k))
+    d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    level = po.design(p, d, "information_privacy", epsilon=1.0)
+    result = po.design(p, d, "information_privacy", max_distortion=1.5 * level.distortion)
+    assert result.status == "optimal" and result.solver.tried == ["block-ipm"]
+    assert result.leakage["information_privacy"] < 1.0

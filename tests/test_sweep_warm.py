@@ -120,10 +120,10 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
         ("pml", 201, True, "block-ipm"),  # sweeps beyond the simplex's measured range
         ("information_privacy", 30, True, "sparse-highs-simplex"),
         ("information_privacy", 60, False, "block-ipm"),
-        ("information_privacy", 71, True, None),
+        ("information_privacy", 71, True, "block-ipm"),  # sweeps beyond 70 x 70
         ("maximal_leakage", 100, False, "block-ipm"),
         ("ldp", 30, True, "sparse-highs-simplex"),
-        ("ldp", 100, True, None),
+        ("ldp", 100, True, "block-ipm"),
         ("ldp", 100, False, "block-ipm"),
         ("ldp", 50, False, "sparse-highs"),  # below 60 x 60
         ("mutual_information", 5, False, "blahut-arimoto"),
