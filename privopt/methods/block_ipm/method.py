@@ -28,6 +28,7 @@ from privopt.methods.base import (
 from privopt.methods.block_ipm.interior_point import solve_block_lp
 from privopt.methods.block_ipm.kernels import DenseColumns
 from privopt.methods.block_ipm.programs import PROGRAMS, block_program
+from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
 from privopt.resources import PAIR_NOTIONS
 from privopt.status import Status
@@ -130,7 +131,7 @@ class BlockInteriorPoint(Method):
             # 2⁹ databases with a Dirichlet prior: 480 s, certified (4e-10), 3.7 GB, while
             # Clarabel through the cvxpy program had no answer at its 900 s time limit
             return 96 <= request.prior.n_inputs <= 512
-        if sweep and request.entries <= 40_000:
+        if sweep:
             # the warm-started simplex keeps sweeps (and line searches) of PML up to 200 × 200
             # and of the others up to 70 × 70; beyond, the cvxpy program with Clarabel was
             # the default, slower than this (10-point sweeps on 100 symbols with a Dirichlet
@@ -138,7 +139,7 @@ class BlockInteriorPoint(Method):
             # against over 60 s; LDP 0.66 s against 1.7 s; maximal leakage 1.2 s against
             # 1.8 s; at 160 symbols LDP 2.4 s against 5.3 s, maximal leakage 5.2 s
             # against 6.5 s)
-            return request.notion.name != "pml" and request.entries > 4900
+            return request.entries > WARM_SIMPLEX_ENTRIES.get(request.notion.name, 0)
         return request.entries >= 3600
 
     def rescues(self, request: DesignRequest) -> bool:

@@ -60,12 +60,30 @@ from privopt.status import Status
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["SparseLP", "solve_point", "full_program", "MAX_VARIABLES", "MAX_DENSE"]
+__all__ = [
+    "SparseLP",
+    "solve_point",
+    "full_program",
+    "MAX_VARIABLES",
+    "MAX_DENSE",
+    "WARM_SIMPLEX_ENTRIES",
+]
 
 #: Largest ``|supp p|·|U|`` handled (mechanism variables).
 MAX_VARIABLES = 2**21
 #: Largest alphabet for which a translation-invariant answer is also returned densely.
 MAX_DENSE = 4096
+#: Largest mechanism (entries) whose sweeps, and budget line searches, the warm-started dual
+#: simplex takes, per notion (measured: :func:`_auto_simplex`); ``block-ipm`` takes the
+#: larger ones of the single-alphabet notions.
+WARM_SIMPLEX_ENTRIES = {
+    "pml": 40_000,
+    "ldp": 4900,
+    "maximal_leakage": 4900,
+    "information_privacy": 4900,
+    "dp": 2500,
+    "identifiability": 2500,
+}
 
 _STATUS = {
     "optimal": Status.OPTIMAL,
@@ -641,13 +659,7 @@ def _auto_simplex(notion: str, entries: float, sweep: bool) -> bool:
     3.3 s against 6.7 s, identifiability on 2⁵ databases 1.0 s against 1.9 s), not beyond,
     where the pair rows make HiGHS slower than Clarabel (dp on 2⁶ databases with an
     arbitrary prior: 89 s against 15 s)."""
-    if notion == "pml":
-        return sweep and entries <= 40_000
-    if notion in ("ldp", "maximal_leakage", "information_privacy"):
-        return sweep and entries <= 4900
-    if notion in ("dp", "identifiability"):
-        return sweep and entries <= 2500
-    return False
+    return sweep and entries <= WARM_SIMPLEX_ENTRIES.get(notion, -1)
 
 
 def _auto_crossover(notion: str, entries: float, sweep: bool) -> bool:
