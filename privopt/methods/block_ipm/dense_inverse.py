@@ -9,11 +9,11 @@ are called **in place** through the function pointers scipy exports for Cython
 (``scipy.linalg.cython_lapack``), by :mod:`ctypes`, which releases the interpreter lock for
 the duration of a foreign call: the columns are split between threads, one per core.
 
-A C-ordered symmetric matrix is its own Fortran-ordered transpose, so LAPACK's lower
-triangle (``uplo = "L"``) is the C array's upper triangle; the strictly lower triangle of
-the C array is left untouched (it still holds the matrix) and is overwritten by the upper
-triangle's transpose at the end. A column whose factorisation breaks down is reported to the
-caller, who rebuilds it from the untouched triangle and the saved diagonal.
+Matrices above :data:`LAPACK_ORDER` are split in two and inverted through the Schur
+complement of their leading block (four matrix products per split, which numpy's BLAS runs
+without the interpreter lock too); the blocks at the bottom of the recursion go to LAPACK in
+place. A column that is not positive definite to round-off is reported to the caller, who
+rebuilds it.
 
 If the function pointers cannot be found (a scipy build without them), :data:`AVAILABLE` is
 ``False`` and callers keep their per-matrix path.
@@ -144,23 +144,93 @@ def for_chunks(task: Callable[[int, int], T], count: int, work: float) -> list[T
     return [future.result() for future in futures]
 
 
+#: Matrices up to this order are inverted by LAPACK (``dpotrf`` then ``dpotri``); larger ones
+#: are split in two and inverted through their Schur complement (:func:`_invert_in_place`),
+#: whose work is matrix products. Measured on one core (inverting an ``n × n`` matrix):
+#: n = 256 1.27 ms → 0.87 ms, n = 243 0.95 → 0.71, n = 128 0.21 → 0.17, n = 100 0.12 → 0.10;
+#: splits down to 32 or up to 128 were no faster.
+LAPACK_ORDER = 128
+
+_BELOW_DIAGONAL: dict[int, np.ndarray] = {}
+
+
+def _below_diagonal(n: int) -> np.ndarray:
+    mask = _BELOW_DIAGONAL.get(n)
+    if mask is None:
+        mask = _BELOW_DIAGONAL.setdefault(n, np.tri(n, k=-1, dtype=bool))
+    return mask
+
+
+def _lapack_in_place(M: np.ndarray, lead: int) -> bool:
+    """Invert the symmetric positive definite view ``M`` (rows ``lead`` elements apart) by
+    ``dpotrf``/``dpotri`` in place; ``False`` if the factorisation broke down.
+
+    A C-ordered block is its own Fortran-ordered transpose with leading dimension ``lead``,
+    so LAPACK's lower triangle is the C block's upper one; it is mirrored onto the strictly
+    lower triangle at the end (numpy copies the overlapping transposed view first).
+    """
+    n = M.shape[0]
+    size, leading, info = ctypes.c_int(n), ctypes.c_int(lead), ctypes.c_int(0)
+    address = M.ctypes.data
+    _POTRF(b"L", ctypes.byref(size), address, ctypes.byref(leading), ctypes.byref(info))
+    if info.value != 0:
+        return False
+    _POTRI(b"L", ctypes.byref(size), address, ctypes.byref(leading), ctypes.byref(info))
+    if info.value != 0:
+        return False
+    np.copyto(M, M.T, where=_below_diagonal(n))
+    return True
+
+
+def _invert_in_place(M: np.ndarray, lead: int) -> bool:
+    """Invert the symmetric positive definite view ``M`` in place (both triangles written);
+    ``False`` if it is not positive definite to round-off (``M`` is then overwritten).
+
+    For ``M = [[A, B], [Bᵀ, C]]``, with ``X = A⁻¹B`` and the Schur complement
+    ``S = C − BᵀX`` (positive definite with ``M``), ``Y = X S⁻¹`` gives
+    ``M⁻¹ = [[A⁻¹ + Y Xᵀ, −Y], [−Yᵀ, S⁻¹]]`` (block elimination through the Schur
+    complement, [Higham-ASNA] ch. 13–14); ``A⁻¹`` and ``S⁻¹`` recursively. The work is
+    ``4/3 n³`` flops against ``n³`` for ``dpotrf`` + ``dpotri``, but in four matrix products
+    per split, which run three to four times faster than LAPACK's triangular kernels at
+    these orders.
+    """
+    n = M.shape[0]
+    if n <= LAPACK_ORDER:
+        return _lapack_in_place(M, lead)
+    half = n // 2
+    A, B = M[:half, :half], M[:half, half:]
+    B_t, C = M[half:, :half], M[half:, half:]
+    if not _invert_in_place(A, lead):
+        return False
+    X = A @ B
+    C -= B_t @ X
+    if not _invert_in_place(C, lead):
+        return False
+    Y = X @ C
+    A += Y @ X.T
+    np.copyto(A, A.T, where=_below_diagonal(half))  # Y Xᵀ is symmetric only to round-off
+    np.negative(Y, out=B)
+    np.negative(Y.T, out=B_t)
+    return True
+
+
 def invert_spd_range(H: np.ndarray, lo: int, hi: int) -> list[int]:
-    """Replace ``H[lo:hi]`` of a C-contiguous stack by the inverses, by Cholesky, in place.
+    """Replace ``H[lo:hi]`` of a C-contiguous stack by the inverses, in place.
 
     Parameters
     ----------
     H : numpy.ndarray
-        ``U × n × n``, float64, C-contiguous; each ``H[u]`` symmetric positive definite.
-        Overwritten by the inverses (symmetric, both triangles written).
+        ``U × n × n``, float64, C-contiguous; each ``H[u]`` symmetric positive definite,
+        both triangles written. Overwritten by the inverses (both triangles written).
     lo, hi : int
         The matrices to invert, ``lo ≤ u < hi``.
 
     Returns
     -------
     list of int
-        The matrices whose Cholesky factorisation broke down, in increasing order. Their
-        strictly lower triangle still holds the matrix; the rest is overwritten (the caller
-        keeps a copy of the diagonal).
+        The matrices that are not positive definite to round-off (a Cholesky factorisation
+        broke down), in increasing order. They are left overwritten: the caller rebuilds
+        them.
 
     Raises
     ------
@@ -174,26 +244,7 @@ def invert_spd_range(H: np.ndarray, lo: int, hi: int) -> list[int]:
     if H.dtype != np.float64 or not H.flags.c_contiguous or H.ndim != 3:
         raise ValueError("a C-contiguous U × n × n float64 stack is required")
     n = H.shape[1]
-    size, info = ctypes.c_int(n), ctypes.c_int(0)
-    uplo = b"L"
-    failed = []
-    for u in range(lo, hi):
-        address = H[u].ctypes.data
-        _POTRF(uplo, ctypes.byref(size), address, ctypes.byref(size), ctypes.byref(info))
-        if info.value == 0:
-            _POTRI(uplo, ctypes.byref(size), address, ctypes.byref(size), ctypes.byref(info))
-        if info.value != 0:
-            failed.append(u)
-    # LAPACK's lower triangle is the C array's upper one: mirror it onto the strictly lower
-    # triangle (numpy copies the transposed view first, the arrays overlap); a failed
-    # matrix keeps its untouched lower triangle, from which the caller rebuilds it
-    lower = np.tri(n, k=-1, dtype=bool)
-    if not failed:
-        block = H[lo:hi]
-        np.copyto(block, block.transpose(0, 2, 1), where=lower)
-    for u in sorted(set(range(lo, hi)) - set(failed)) if failed else ():
-        np.copyto(H[u], H[u].T, where=lower)
-    return failed
+    return [u for u in range(lo, hi) if not _invert_in_place(H[u], n)]
 
 
 def multiply_stack(A: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -216,6 +267,10 @@ def multiply_stack(A: np.ndarray, R: np.ndarray) -> np.ndarray:
         ``U × n``.
     """
     U, n = A.shape[0], A.shape[1]
+    # the columns' right-hand sides must be C-ordered: the sparse products leave them in
+    # Fortran order, on which einsum's loop strides across rows (PD-DP on 2⁸ databases:
+    # 19.6 ms against 4.1 ms per product, a fifth of the run)
+    R = np.ascontiguousarray(R)
     out = np.empty((U, n))
 
     def multiply(lo: int, hi: int) -> None:

@@ -11,9 +11,9 @@ coupled blocks of the inverses, ``Σ_u (H_u⁻¹)[sel, sel]`` (Schur complement 
 A kernel holds ``G`` in the form that makes this cheap:
 
 * :class:`DenseColumns` — ``G`` sparse with several entries of ``v`` per row (the neighbour
-  pairs of dp, identifiability and metric privacy). ``H_u`` is formed densely and inverted by
-  Cholesky: ``O(n³)`` per column, in place, the cores sharing the columns
-  (:mod:`~privopt.methods.block_ipm.dense_inverse`).
+  pairs of dp, identifiability and metric privacy). ``H_u`` is formed densely and inverted
+  in place (Cholesky, above 128 variables through a Schur complement): ``O(n³)`` per column,
+  the cores sharing the columns (:mod:`~privopt.methods.block_ipm.dense_inverse`).
 * :class:`DiagonalPlusLowRank` — ``G = A + L Rᵀ`` with at most one nonzero per row of ``A``
   and a thin dense part (PML and information privacy through the output law ``pᵀv``). Then
   ``H_u = Λ_u + Y_u M_u Y_uᵀ`` with ``Λ_u`` diagonal and ``Y_u`` of ``2k`` columns, and the
@@ -298,7 +298,7 @@ class DenseColumns(ColumnKernel):
         return 2.0 * 8.0 * n_columns * self.n_vars**2
 
     def factor(self, D: np.ndarray, E: np.ndarray) -> _DenseFactor:
-        """Forms every ``H_u`` densely and inverts it by Cholesky: ``O(n³)`` per column.
+        """Forms every ``H_u`` densely and inverts it in place: ``O(n³)`` per column.
 
         Parameters
         ----------
@@ -319,17 +319,15 @@ class DenseColumns(ColumnKernel):
         """
         U, n = E.shape
         H = np.zeros((U, n, n))  # C order: LAPACK works on each column's matrix in place
-        diagonal = np.empty((U, n))
 
         def form(lo: int, hi: int) -> None:
             flat = H[lo:hi].reshape(hi - lo, n * n)
             off = np.asarray(D[lo:hi] @ self._off)  # columns × (number of neighbour pairs)
             flat[:, self._off_positions[0]] = off
             flat[:, self._off_positions[1]] = off
-            diagonal[lo:hi] = np.asarray(D[lo:hi] @ self._diag) + E[lo:hi]
-            flat[:, self._diag_positions] = diagonal[lo:hi]
+            flat[:, self._diag_positions] = np.asarray(D[lo:hi] @ self._diag) + E[lo:hi]
 
-        # one Cholesky (potrf/potri) per column in every iteration: numpy's batched LU
+        # one inversion (dense_inverse) per column in every iteration: numpy's batched LU
         # inverse in the early iterations was slower over a whole run (PD-DP with a
         # Dirichlet prior on 2⁷ databases: 3.6–3.8 s against 3.2–3.6 s in six runs each;
         # metric privacy on a 10 × 10 map: 17.2–18.7 s against 16.6–17.6 s). Formed and
@@ -348,8 +346,9 @@ class DenseColumns(ColumnKernel):
 
         chunks = dense_inverse.for_chunks(form_and_invert, U, U * float(n) ** 3)
         for u in (u for failed in chunks for u in failed):
-            lower = np.tril(H[u], -1)
-            H[u] = _spd_inverse(lower + lower.T + np.diag(diagonal[u]))
+            H[u] = 0.0  # the failed inversion left the column overwritten: form it again
+            form(u, u + 1)
+            H[u] = _spd_inverse(H[u])
         return _DenseFactor(H)
 
 
