@@ -46,6 +46,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupted.append(True)
         raise KeyboardInterrupt
 
+    # ... and Python reports such an interrupt through sys.unraisablehook, with its traceback
+    # ("Exception ignored in: <function _get_module_lock.<locals>.cb>"; seen on a loaded
+    # machine): an interrupt is noted there instead, anything else reported as before
+    previous_hook = sys.unraisablehook
+
+    def on_unraisable(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            interrupted.append(True)
+        else:
+            previous_hook(unraisable)
+
+    sys.unraisablehook = on_unraisable
     if installed:
         try:
             signal.signal(signal.SIGINT, on_interrupt)
@@ -62,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if installed:
             signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = previous_hook
     return _interrupted() if interrupted and code != EXIT_INTERRUPTED else code
 
 

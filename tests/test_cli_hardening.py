@@ -765,3 +765,55 @@ def test_ctrl_c_swallowed_inside_the_run_still_ends_it_with_130(
     assert entry_main([]) == 130
     assert capsys.readouterr().err.strip().endswith("privopt: interrupted")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+def test_ctrl_c_reported_by_python_as_unraisable_prints_no_traceback(monkeypatch, capsys):
+    """A KeyboardInterrupt raised in a weakref callback (as in the import system's module
+    locks) reaches ``sys.unraisablehook``, whose default prints "Exception ignored in" and a
+    traceback: the entry point notes it as a Ctrl-C instead, and reports other unraisable
+    exceptions as before."""
+    import weakref
+
+    import privopt.cli
+    from privopt._entry import main as entry_main
+
+    def interrupted_in_a_callback(argv):
+        class Thing:
+            pass
+
+        def callback(reference):
+            raise KeyboardInterrupt
+
+        thing = Thing()
+        reference = weakref.ref(thing, callback)
+        del thing  # the callback runs here; Python reports what it raised
+        assert reference() is None
+        return 0
+
+    default_hook = sys.unraisablehook
+    monkeypatch.setattr(privopt.cli, "main", interrupted_in_a_callback)
+    assert entry_main([]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert err.strip() == "privopt: interrupted"
+    assert sys.unraisablehook is default_hook  # restored
+
+    def other_error_in_a_callback(argv):
+        class Thing:
+            pass
+
+        def callback(reference):
+            raise ValueError("not an interrupt")
+
+        thing = Thing()
+        reference = weakref.ref(thing, callback)
+        del thing
+        assert reference() is None
+        return 0
+
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    monkeypatch.setattr(privopt.cli, "main", other_error_in_a_callback)
+    assert entry_main([]) == 0
+    assert [type(u.exc_value) for u in reported] == [ValueError]
+    assert capsys.readouterr().err == ""
