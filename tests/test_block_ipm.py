@@ -202,6 +202,60 @@ def test_the_dense_kernel_rebuilds_a_column_whose_factorisation_failed(monkeypat
         assert np.allclose(factor.inverse[u], expected, rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
+@pytest.mark.parametrize("case", ["dp 2^5", "identifiability 3^3", "metric 36"])
+def test_whole_solves_through_the_split_inversion_reach_the_independent_optimum(
+    monkeypatch, case
+):
+    """With LAPACK only below order 8, every column of these instances (27–36 variables) is
+    inverted through two or three levels of Schur complements, in every iteration and
+    close to the optimum, where the normal matrices are graded over many orders of
+    magnitude: the answers must still be certified at the independent LP's optimum."""
+    from tests.test_fuzz_block_ipm import _database_pairs, _disagreements, _pair_optimum
+
+    monkeypatch.setattr(dense_inverse, "LAPACK_ORDER", 8)
+    orders = []
+    real = dense_inverse._lapack_in_place
+
+    def counting(M, lead):
+        orders.append(M.shape[0])
+        return real(M, lead)
+
+    monkeypatch.setattr(dense_inverse, "_lapack_in_place", counting)
+    rng = np.random.default_rng(len(case))
+    notion, size = case.split()
+    if notion == "metric":
+        k = int(size)
+        points = rng.random((k, 2))
+        metric = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
+        p = rng.dirichlet(np.full(k, 0.5))
+        eps = 2.0
+        left, right = np.nonzero(~np.eye(k, dtype=bool))
+        ratio, weight = np.exp(eps * metric[left, right]), np.ones(k)
+        result = po.design(p, metric, "metric_dp", epsilon=eps, metric=metric, solver="block-ipm")
+        d = metric
+    else:
+        m, n = map(int, size.split("^"))
+        p = rng.dirichlet(np.full(m**n, 0.5))
+        left, right, d = _database_pairs(m, n)
+        eps = 0.7
+        weight = p if notion == "identifiability" else np.ones(p.size)
+        if notion == "identifiability":  # above the prior's own ratio: feasible
+            eps += float(np.max(np.abs(np.log(p[left] / p[right]))))
+        ratio = np.full(left.size, np.exp(eps))
+        result = po.design(
+            po.DatabasePrior(m, n, probs=p),
+            po.Distortion.database_hamming(m, n),
+            notion,
+            epsilon=eps,
+            solver="block-ipm",
+        )
+    assert orders and max(orders) <= 8  # the split ran, down to LAPACK's blocks
+    assert result.solver.tried == ["block-ipm"]
+    optimum = _pair_optimum(p, d, left, right, weight, ratio)
+    assert not _disagreements(result, optimum, case)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_explicit_column_rows_are_the_kernels_rows(seed):
     """``column_rows`` (the polish's explicit LP of one column) holds the kernel's rows:
