@@ -204,9 +204,7 @@ def test_the_dense_kernel_rebuilds_a_column_whose_factorisation_failed(monkeypat
 
 @pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
 @pytest.mark.parametrize("case", ["dp 2^5", "identifiability 3^3", "metric 36"])
-def test_whole_solves_through_the_split_inversion_reach_the_independent_optimum(
-    monkeypatch, case
-):
+def test_whole_solves_through_the_split_inversion_reach_the_independent_optimum(monkeypatch, case):
     """With LAPACK only below order 8, every column of these instances (27–36 variables) is
     inverted through two or three levels of Schur complements, in every iteration and
     close to the optimum, where the normal matrices are graded over many orders of
