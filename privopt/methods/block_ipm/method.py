@@ -37,6 +37,11 @@ __all__ = ["BlockInteriorPoint", "MAX_PAIR_INPUTS"]
 
 #: Largest support of a pair notion: one dense ``|X| × |X|`` inverse per output column.
 MAX_PAIR_INPUTS = 1024
+#: Most ordered neighbour pairs per input for which dp and identifiability pick ``block-ipm``
+#: by themselves: each pair is a row of every column (database neighbours: ``n(m − 1)``,
+#: 7–12 on the measured instances; all pairs on ``k`` symbols: ``k − 1``, where the cvxpy
+#: program is an order of magnitude faster).
+MAX_PAIR_DEGREE = 16
 
 
 def _clean(W: np.ndarray) -> np.ndarray:
@@ -99,14 +104,14 @@ class BlockInteriorPoint(Method):
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Chosen where it measured fastest (benchmarks/README.md, "Block interior
-        point"): dp and identifiability with 96 to 512 inputs, metric privacy with 20 to 160
+        point"): dp and identifiability with 25 to 512 inputs, metric privacy with 20 to 160
         (5 × 5 to 8 × 8 maps: 0.08–1.9 s against 0.08–20 s for ``sparse-clarabel``, which
         stops short at ε·d near 20, and 0.12–14 s for ``sparse-highs``; random planar metrics
         on 40 secrets at ε = 14–30: 0.55–0.63 s, where both sparse LPs failed to certify),
         arbitrary priors (PD-DP against plain cvxpy with Clarabel in the same run: m = 2,
-        n = 7: 1.6 s against 28 s; m = 3, n = 5: 14 s against 191 s; m = 2, n = 8: 22 s
-        against 197 s); the single-alphabet notions from 60 × 60 on, single solves
-        (k = 1,000: PML 13 s, LDP 10 s, maximal leakage 7 s, information privacy 29 s,
+        n = 7: 1.3 s against 26 s; m = 3, n = 5: 15 s against 218 s; m = 2, n = 8: 20 s
+        against 209 s); the single-alphabet notions from 60 × 60 on, single solves
+        (k = 1,000: PML 11 s, LDP 11 s, maximal leakage 8 s, information privacy 23 s,
         where the sparse LPs do not fit in memory); sweeps of small alphabets keep the
         warm-started simplex (PML up to 200 × 200, the others up to 70 × 70; the pair notions
         excepted, see below). A budget request's line search counts as a sweep.
@@ -129,8 +134,22 @@ class BlockInteriorPoint(Method):
             if request.notion.name == "metric_dp":  # beyond 160 cells unmeasured
                 return 20 <= request.prior.n_inputs <= 160
             # 2⁹ databases with a Dirichlet prior: 480 s, certified (4e-10), 3.7 GB, while
-            # Clarabel through the cvxpy program had no answer at its 900 s time limit
-            return 96 <= request.prior.n_inputs <= 512
+            # Clarabel through the cvxpy program had no answer at its 900 s time limit. From
+            # 25 inputs on it beats the defaults below it on database neighbours (PD-DP,
+            # Dirichlet prior, one point: 5² 33 ms against 68 ms for sparse-highs, 2⁵ 48
+            # against 107 ms, 3³ 31 against 104 ms, 2⁶ 0.28–0.31 s against 0.38–0.44 s for
+            # Clarabel, 3⁴ 0.42–0.56 against 0.96–1.2 s; 20-point sweeps: 5² 0.67 s against
+            # 1.72 s for the warm simplex, 2⁵ 1.15 against 1.85 s, 2⁶ 3.2 against 6.1 s, 3⁴
+            # 9.8 against 19.7 s for Clarabel); at 16 inputs sparse-highs is faster (14–15 ms
+            # against 20–22 ms). Only for sparse neighbour graphs: with every pair neighbours
+            # (dp on a single alphabet) a column has k(k − 1) rows, and the cvxpy program's
+            # per-column extremes are far faster (k = 100: 0.19 s against 2.3 s; k = 50:
+            # 37 ms against 0.30 s)
+            relation = request.neighbors
+            degree = relation.n_pairs / max(relation.size, 1) if relation is not None else 0.0
+            if relation is None or relation.kind == "all" or degree > MAX_PAIR_DEGREE:
+                return False
+            return 25 <= request.prior.n_inputs <= 512
         if sweep:
             # the warm-started simplex keeps sweeps (and line searches) of PML up to 200 × 200
             # and of the others up to 70 × 70; beyond, the cvxpy program with Clarabel was
