@@ -317,7 +317,11 @@ class _Newton:
     ):
         self.st, self.pt, self.accurate = st, pt, accurate
         self.rd, self.rdg, self.rp1, self.rp2 = residuals
-        self.D = np.minimum(pt.z / pt.s, MAX_SCALING)
+        # per-iterate arrays over the privacy rows, used by every direction (each pass over
+        # them is a memory-bound U × m sweep): z/s, z·r_p1
+        self.z_over_s = pt.z / pt.s
+        self.z_rp1 = pt.z * self.rp1
+        self.D = np.minimum(self.z_over_s, MAX_SCALING)
         self.Dv = np.minimum(pt.nu / pt.V, MAX_SCALING)
         self.hg = pt.nug / pt.g if st.n_g else np.zeros(0)
         self.factor = st.K.factor(self.D, self.Dv + regularisation * (1.0 + self.Dv))
@@ -357,8 +361,9 @@ class _Newton:
             rd, rdg, rp1, rp2 = 0.0, 0.0, 0.0, np.zeros(st.n_c)
         else:
             rd, rdg, rp1, rp2 = self.rd, self.rdg, self.rp1, self.rp2
-        zrp1 = pt.z * rp1
-        gvec = -rd - K.apply_t((zrp1 - r_sz) / pt.s) - r_vn / pt.V
+        # the privacy rows' dual step is dz = w + (z/s)·G dV with w = (z·r_p1 − r_sz)/s
+        w = ((self.z_rp1 - r_sz) if not homogeneous else -r_sz) / pt.s
+        gvec = -rd - K.apply_t(w) - r_vn / pt.V
         gg = -rdg - (r_gn / pt.g if st.n_g else 0.0)
         dV, dy, dg = self._reduced_solve(gvec, gg, -rp2)
         most = MOST_REFINEMENT_PASSES if self.accurate else 1
@@ -376,7 +381,7 @@ class _Newton:
             cV, cy, cg = self._reduced_solve(r1, r1g, r2)
             dV, dy, dg = dV + cV, dy + cy, dg + cg
         GdV = K.apply(dV)
-        dz = (zrp1 - r_sz + pt.z * GdV) / pt.s
+        dz = w + self.z_over_s * GdV
         ds = -rp1 - GdV
         dnu = (-r_vn - pt.nu * dV) / pt.V
         dnug = (-r_gn - pt.nug * dg) / pt.g if st.n_g else np.zeros(0)
@@ -400,16 +405,17 @@ def _mehrotra_step(newton: _Newton, pt: _Point, n_compl: int) -> tuple[_Step, fl
     """Predictor, corrector and Gondzio's centrality correctors ([Gondzio]): the last
     push the products of a longer trial step into ``[0.1 σμ, 10 σμ]``, each with one more
     solve of the same factorisation."""
-    mu = pt.products() / n_compl
-    affine = newton.direction(pt.s * pt.z, pt.V * pt.nu, pt.g * pt.nug)
+    products = (pt.s * pt.z, pt.V * pt.nu, pt.g * pt.nug)
+    mu = sum(float(np.sum(v)) for v in products) / n_compl
+    affine = newton.direction(*products)
     ap, ad = affine.lengths(pt)
     mu_aff = float(sum(np.sum(v) for v in affine.products_after(pt, ap, ad))) / n_compl
     sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
     target = sigma * mu
     step = newton.direction(
-        pt.s * pt.z + affine.s * affine.z - target,
-        pt.V * pt.nu + affine.V * affine.nu - target,
-        pt.g * pt.nug + affine.g * affine.nug - target,
+        products[0] + affine.s * affine.z - target,
+        products[1] + affine.V * affine.nu - target,
+        products[2] + affine.g * affine.nug - target,
     )
     ap, ad = step.lengths(pt)
     for _ in range(CENTRALITY_CORRECTORS):
