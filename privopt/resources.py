@@ -62,6 +62,40 @@ COLUMN_BYTES_PER_ENTRY = 512.0
 #: Notions whose rows tie pairs of inputs within an output column.
 PAIR_NOTIONS = ("dp", "identifiability", "metric_dp")
 
+
+def all_pairs_dp(request) -> bool:
+    """Whether ``request`` is dp with every pair of inputs neighbours: LDP's constraints,
+    which the methods write in ``O(|X|)`` rows per output column (Saeidian et al. 2023,
+    Def. 14) instead of one row per pair.
+
+    Parameters
+    ----------
+    request : DesignRequest
+
+    Returns
+    -------
+    bool
+    """
+    relation = request.neighbors
+    return request.notion.name == "dp" and relation is not None and relation.kind == "all"
+
+
+def dense_pair_columns(request) -> bool:
+    """Whether ``request``'s privacy rows are one row per pair of inputs (dp,
+    identifiability, metric privacy), so that the block interior point holds a dense
+    ``|X| × |X|`` normal matrix per output column; dp over all pairs is written as LDP.
+
+    Parameters
+    ----------
+    request : DesignRequest
+
+    Returns
+    -------
+    bool
+    """
+    return request.notion.name in PAIR_NOTIONS and not all_pairs_dp(request)
+
+
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -221,7 +255,7 @@ def estimate_bytes(request, model: str) -> float:
         # inverse per output column
         inputs = float(request.prior.n_inputs)
         need = COLUMN_BYTES_PER_ENTRY * entries + 8.0 * inputs**2
-        if request.notion.name in PAIR_NOTIONS:
+        if dense_pair_columns(request):
             need += 16.0 * entries * inputs
         return need
     if model in BYTES_PER_NONZERO:

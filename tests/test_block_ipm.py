@@ -655,6 +655,41 @@ def test_automatic_range_of_the_pair_notions():
     assert choose_methods(request, sweep=True)[0].name == "block-ipm"
 
 
+@pytest.mark.parametrize("k", [12, 80])
+def test_dp_over_all_pairs_is_written_as_ldp(k):
+    """dp with every pair of inputs neighbours has LDP's constraints: ``block-ipm`` writes it
+    with LDP's arrow columns (2k rows per column, not k(k − 1)), picks it by the
+    single-alphabet rules, and reaches the LDP optimum (k = 12: also the independent LP
+    written pair by pair). Before, dp over all pairs on 200 symbols took 38 s this way."""
+    from privopt.methods.block_ipm.programs import program_name
+    from privopt.resources import dense_pair_columns, estimate_bytes
+
+    rng = np.random.default_rng(k)
+    p = rng.dirichlet(np.ones(k))
+    d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    request = prepare_request(p, d, "dp", epsilon=0.9)
+    assert request.neighbors.kind == "all"
+    assert program_name(request) == "ldp" and not dense_pair_columns(request)
+    lp, _ = block_program(request, 0.9)
+    assert isinstance(lp.kernel, ArrowColumns) and lp.kernel.n_rows == 2 * k
+    hamming = prepare_request(
+        po.DatabasePrior(2, 4, probs=np.full(16, 1 / 16)), "hamming", "dp", epsilon=0.9
+    )
+    assert program_name(hamming) == "dp" and dense_pair_columns(hamming)
+    # the memory model no longer counts a dense |X| × |X| matrix per column
+    ldp_request = prepare_request(p, d, "ldp", epsilon=0.9)
+    assert estimate_bytes(request, "columns") == estimate_bytes(ldp_request, "columns")
+    result = po.design(p, d, "dp", epsilon=0.9, solver="block-ipm")
+    ldp = po.design(p, d, "ldp", epsilon=0.9)
+    assert result.status == "optimal"
+    assert result.distortion == pytest.approx(ldp.distortion, rel=1e-7)
+    if k == 12:
+        assert result.distortion == pytest.approx(reference_lp("dp", p, d, 0.9), rel=1e-7)
+    else:
+        assert choose_methods(request)[0].name == "block-ipm"
+        assert po.design(p, d, "dp", epsilon=0.9).solver.name == "block-ipm"
+
+
 def test_chosen_automatically_for_large_single_alphabets():
     rng = np.random.default_rng(0)
     single = prepare_request(rng.dirichlet(np.ones(80)), "absolute", "ldp", epsilon=1.0)

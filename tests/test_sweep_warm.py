@@ -131,7 +131,7 @@ def test_maximal_leakage_budget_sweep_stays_on_cvxpy():
         ("identifiability", 30, True, "sparse-highs-simplex"),
         ("dp", 51, True, None),
         ("dp", 30, False, "sparse-highs"),
-        ("dp", 100, False, None),  # all pairs neighbours: not block-ipm (k(k − 1) rows)
+        ("dp", 100, False, "block-ipm"),  # all pairs neighbours: LDP's program
     ],
 )
 def test_automatic_choice_follows_the_measured_rule(notion, k, sweep, expected):

@@ -27,10 +27,10 @@ from privopt.methods.base import (
 )
 from privopt.methods.block_ipm.interior_point import solve_block_lp
 from privopt.methods.block_ipm.kernels import DenseColumns
-from privopt.methods.block_ipm.programs import PROGRAMS, block_program
+from privopt.methods.block_ipm.programs import PROGRAMS, block_program, program_name
 from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
-from privopt.resources import PAIR_NOTIONS
+from privopt.resources import dense_pair_columns
 from privopt.status import Status
 
 __all__ = ["BlockInteriorPoint", "MAX_PAIR_INPUTS"]
@@ -80,7 +80,7 @@ class BlockInteriorPoint(Method):
         reason = plain_linear_reason(request, PROGRAMS)
         if reason is not None:
             return reason
-        if request.notion.name in PAIR_NOTIONS and request.prior.n_inputs > MAX_PAIR_INPUTS:
+        if dense_pair_columns(request) and request.prior.n_inputs > MAX_PAIR_INPUTS:
             return (
                 f"{request.prior.n_inputs} inputs: a dense normal matrix per output column "
                 f"is held only up to {MAX_PAIR_INPUTS} inputs"
@@ -126,7 +126,7 @@ class BlockInteriorPoint(Method):
         -------
         bool
         """
-        if request.notion.name in PAIR_NOTIONS:
+        if dense_pair_columns(request):
             # sweeps too: the warm simplex is no match here (12 points on a 7 × 7 map: 4.5 s
             # against 18.9 s; 5 points on an 8 × 8 map: 7.0 s against 53 s, one of them not
             # certified), and Clarabel through the cvxpy Parameter is slower (three points
@@ -141,13 +141,12 @@ class BlockInteriorPoint(Method):
             # Clarabel, 3⁴ 0.42–0.56 against 0.96–1.2 s; 20-point sweeps: 5² 0.67 s against
             # 1.72 s for the warm simplex, 2⁵ 1.15 against 1.85 s, 2⁶ 3.2 against 6.1 s, 3⁴
             # 9.8 against 19.7 s for Clarabel); at 16 inputs sparse-highs is faster (14–15 ms
-            # against 20–22 ms). Only for sparse neighbour graphs: with every pair neighbours
-            # (dp on a single alphabet) a column has k(k − 1) rows, and the cvxpy program's
-            # per-column extremes are far faster (k = 100: 0.19 s against 2.3 s; k = 50:
-            # 37 ms against 0.30 s)
+            # against 20–22 ms). Only for sparse neighbour graphs: a dense custom graph puts
+            # up to k(k − 1) rows in a column (dp with every pair neighbours, k = 100, was
+            # 2.3 s this way against 0.19 s for the cvxpy program; it is now written as LDP,
+            # see programs.program_name, and follows the single-alphabet rules below)
             relation = request.neighbors
-            degree = relation.n_pairs / max(relation.size, 1) if relation is not None else 0.0
-            if relation is None or relation.kind == "all" or degree > MAX_PAIR_DEGREE:
+            if relation is None or relation.n_pairs > MAX_PAIR_DEGREE * relation.size:
                 return False
             return 25 <= request.prior.n_inputs <= 512
         if sweep:
@@ -158,7 +157,7 @@ class BlockInteriorPoint(Method):
             # against over 60 s; LDP 0.66 s against 1.7 s; maximal leakage 1.2 s against
             # 1.8 s; at 160 symbols LDP 2.4 s against 5.3 s, maximal leakage 5.2 s
             # against 6.5 s)
-            return request.entries > WARM_SIMPLEX_ENTRIES.get(request.notion.name, 0)
+            return request.entries > WARM_SIMPLEX_ENTRIES.get(program_name(request), 0)
         return request.entries >= 3600
 
     def rescues(self, request: DesignRequest) -> bool:

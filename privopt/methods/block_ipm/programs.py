@@ -34,11 +34,12 @@ import numpy as np
 
 from privopt.methods.block_ipm.interior_point import BlockLP
 from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
+from privopt.resources import all_pairs_dp
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.request import DesignRequest
 
-__all__ = ["PROGRAMS", "block_program"]
+__all__ = ["PROGRAMS", "block_program", "program_name"]
 
 
 def _pairs_on_support(relation, support: np.ndarray):
@@ -132,6 +133,23 @@ PROGRAMS = {
 }
 
 
+def program_name(request: DesignRequest) -> str:
+    """The key of :data:`PROGRAMS` that writes ``request``'s LP: the notion's name, except
+    that dp with every pair of inputs neighbours is LDP's program (the same constraints,
+    ``W[a,u] ≤ r W[b,u]`` for all ``a, b`` of the support, in ``2|S|`` rows per column
+    instead of ``|S|(|S| − 1)``; Saeidian et al. 2023, Def. 14).
+
+    Parameters
+    ----------
+    request : DesignRequest
+
+    Returns
+    -------
+    str
+    """
+    return "ldp" if all_pairs_dp(request) else request.notion.name
+
+
 def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarray]:
     """The block-angular LP of ``request`` at level ``eps``.
 
@@ -154,7 +172,8 @@ def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarr
     p = probs[support]
     d = request.distortion.matrix[support]
     S, U = d.shape
-    kernel, n_aux = PROGRAMS[request.notion.name](request, p, eps, support)
+    program = program_name(request)
+    kernel, n_aux = PROGRAMS[program](request, p, eps, support)
     n = S + n_aux
     cost = np.zeros((U, n))
     cost[:, :S] = (p[:, None] * d).T
@@ -164,9 +183,9 @@ def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarr
     slack_rows = np.zeros(0, dtype=np.int64)
     slack_upper = np.zeros(0)
     r = float(np.exp(eps))
-    if request.notion.name == "ldp":
+    if program == "ldp":
         start[S] = 1.0 / (U * np.sqrt(r))  # strictly between W/r and W
-    elif request.notion.name == "maximal_leakage":
+    elif program == "maximal_leakage":
         start[S] = 1.0 / U * min(2.0, 0.5 * (1.0 + r))  # Σ_u t_u = min(2, (1 + r)/2) ≤ r
         coupled = np.append(coupled, S)
         rhs = np.append(rhs, r)
