@@ -63,10 +63,11 @@ COLUMN_BYTES_PER_ENTRY = 512.0
 PAIR_NOTIONS = ("dp", "identifiability", "metric_dp")
 
 
-def all_pairs_dp(request) -> bool:
-    """Whether ``request`` is dp with every pair of inputs neighbours: LDP's constraints,
-    which the methods write in ``O(|X|)`` rows per output column (Saeidian et al. 2023,
-    Def. 14) instead of one row per pair.
+def all_pairs(request) -> bool:
+    """Whether ``request`` is dp or identifiability with every pair of inputs neighbours:
+    a column's pair rows then hold iff its extremes do (LDP's constraints, on ``W`` or on
+    ``p∘W``), which the methods write in ``O(|X|)`` rows per output column (Saeidian et al.
+    2023, Def. 14) instead of one row per pair.
 
     Parameters
     ----------
@@ -77,13 +78,18 @@ def all_pairs_dp(request) -> bool:
     bool
     """
     relation = request.neighbors
-    return request.notion.name == "dp" and relation is not None and relation.kind == "all"
+    return (
+        request.notion.name in ("dp", "identifiability")
+        and relation is not None
+        and relation.kind == "all"
+    )
 
 
 def dense_pair_columns(request) -> bool:
     """Whether ``request``'s privacy rows are one row per pair of inputs (dp,
     identifiability, metric privacy), so that the block interior point holds a dense
-    ``|X| × |X|`` normal matrix per output column; dp over all pairs is written as LDP.
+    ``|X| × |X|`` normal matrix per output column; dp and identifiability over all pairs
+    are written with one auxiliary per column instead (:func:`all_pairs`).
 
     Parameters
     ----------
@@ -93,7 +99,7 @@ def dense_pair_columns(request) -> bool:
     -------
     bool
     """
-    return request.notion.name in PAIR_NOTIONS and not all_pairs_dp(request)
+    return request.notion.name in PAIR_NOTIONS and not all_pairs(request)
 
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}

@@ -153,9 +153,10 @@ def _disagreements(result, optimum: float, where: str) -> list[str]:
     return found
 
 
-def _pair_optimum(p: np.ndarray, d: np.ndarray, left, right, weight, ratio) -> float:
+def _pair_optimum(p: np.ndarray, d: np.ndarray, left, right, weight, ratio, row_sums=None) -> float:
     """The least ``E[d]`` subject to ``weight[a] W[a,u] ≤ ratio · weight[b] W[b,u]`` for each
-    listed pair ``(a, b)`` and every output ``u``, written out pair by pair."""
+    listed pair ``(a, b)`` and every output ``u``, written out pair by pair (rows of ``W``
+    summing to 1, or to ``row_sums``)."""
     k, n_out = d.shape
     n = k * n_out
     pairs = np.arange(left.size)
@@ -175,7 +176,7 @@ def _pair_optimum(p: np.ndarray, d: np.ndarray, left, right, weight, ratio) -> f
         A_ub=A_ub,
         b_ub=np.zeros(A_ub.shape[0]),
         A_eq=A_eq,
-        b_eq=np.ones(k),
+        b_eq=np.ones(k) if row_sums is None else row_sums,
         bounds=(0, None),
         method="highs",
     )
@@ -190,6 +191,27 @@ def _database_pairs(m: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     distance = (digits[:, None, :] != digits[None, :, :]).sum(axis=2).astype(float)
     left, right = np.nonzero(distance == 1)
     return left, right, distance
+
+
+def _database_case(m: int, n: int, p: np.ndarray, notion: str, eps: float, **options):
+    """``block-ipm``'s answer for dp or identifiability on ``mⁿ`` databases with Hamming
+    neighbours, and what :func:`_pair_optimum` needs to check it: ``(result, d, left, right,
+    weight, ratio, eps)``. For identifiability ``eps`` is raised by the prior's own largest
+    neighbour ratio (below it the LP is infeasible)."""
+    left, right, d = _database_pairs(m, n)
+    weight = p if notion == "identifiability" else np.ones(p.size)
+    if notion == "identifiability":
+        eps += float(np.max(np.abs(np.log(p[left] / p[right]))))
+    ratio = np.full(left.size, math.exp(eps))
+    result = po.design(
+        po.DatabasePrior(m, n, probs=p),
+        po.Distortion.database_hamming(m, n),
+        notion,
+        epsilon=eps,
+        solver="block-ipm",
+        **options,
+    )
+    return result, d, left, right, weight, ratio, eps
 
 
 @pytest.mark.parametrize("notion", ["dp", "identifiability", "metric_dp"])
@@ -213,19 +235,9 @@ def test_block_ipm_answers_are_optimal_for_the_pair_notions(notion):
         else:
             m, n = [(2, 5), (2, 6), (3, 3), (4, 3), (3, 4)][int(rng.integers(5))]
             p = rng.dirichlet(np.full(m**n, alpha))
-            left, right, d = _database_pairs(m, n)
             eps = float(rng.choice([0.1, 0.5, 1.0, 2.0]))
-            weight = p if notion == "identifiability" else np.ones(p.size)
-            if notion == "identifiability":  # below the prior's own ratio the LP is infeasible
-                eps += float(np.max(np.abs(np.log(p[left] / p[right]))))
-            ratio = np.full(left.size, math.exp(eps))
-            result = po.design(
-                po.DatabasePrior(m, n, probs=p),
-                po.Distortion.database_hamming(m, n),
-                notion,
-                epsilon=eps,
-                solver="block-ipm",
-                time_limit=120,
+            result, d, left, right, weight, ratio, eps = _database_case(
+                m, n, p, notion, eps, time_limit=120
             )
         optimum = _pair_optimum(p, d, left, right, weight, ratio)
         failures += _disagreements(result, optimum, f"trial {trial}: {p.size} inputs, ε={eps:.3g}")

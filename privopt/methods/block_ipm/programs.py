@@ -23,6 +23,9 @@ ldp                    ``lo_u ≤ W[x,u] ≤ r lo_u`` with one auxiliary ``lo_u`
                        :class:`~privopt.methods.block_ipm.kernels.ArrowColumns`
 maximal_leakage        ``W[x,u] ≤ t_u`` and the coupling row ``Σ_u t_u ≤ r`` (Saeidian et
                        al. 2023, eq. (1))
+dp, identifiability    with every pair of inputs neighbours: LDP's rows, and
+over all pairs         ``lo_u ≤ p(x) W[x,u] ≤ r lo_u`` for identifiability (arrow columns;
+                       :func:`program_name`)
 =====================  =====================================================================
 """
 
@@ -34,12 +37,12 @@ import numpy as np
 
 from privopt.methods.block_ipm.interior_point import BlockLP
 from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
-from privopt.resources import all_pairs_dp
+from privopt.resources import all_pairs
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.request import DesignRequest
 
-__all__ = ["PROGRAMS", "block_program", "program_name"]
+__all__ = ["ALL_PAIRS_PROGRAMS", "PROGRAMS", "block_program", "program_name"]
 
 
 def _pairs_on_support(relation, support: np.ndarray):
@@ -116,6 +119,23 @@ def _ldp(request, p, eps, support) -> tuple:
     return kernel, 1
 
 
+def _identifiability_all_pairs(request, p, eps, support) -> tuple:
+    # lo_u ≤ p(x) W[x,u] ≤ r lo_u with the auxiliary on the mechanism's scale,
+    # t_u = lo_u / min p (at most W[argmin p, u] ≤ 1): the rows t·ρ(x) − W ≤ 0 and
+    # W − r t·ρ(x) ≤ 0 with ρ(x) = min p / p(x) ∈ (0, 1], LDP's rows for a uniform prior.
+    # (With lo_u itself, ~p/|U|, the run at k = 200 stalled at a gap of 9e-6.)
+    S = p.size
+    idx = np.arange(S)
+    rho = p.min() / p
+    kernel = ArrowColumns(
+        S,
+        np.concatenate([idx, idx]),
+        np.concatenate([-np.ones(S), np.ones(S)]),
+        np.concatenate([rho, -np.exp(eps) * rho]),
+    )
+    return kernel, 1
+
+
 def _maximal_leakage(request, p, eps, support) -> tuple:
     S = p.size
     return ArrowColumns(p.size, np.arange(S), np.ones(S), -np.ones(S)), 1  # W − t ≤ 0
@@ -131,13 +151,19 @@ PROGRAMS = {
     "ldp": _ldp,
     "maximal_leakage": _maximal_leakage,
 }
+#: The programs of dp and identifiability with every pair of inputs neighbours, by the key
+#: :func:`program_name` gives them.
+ALL_PAIRS_PROGRAMS = {"ldp": _ldp, "identifiability_all_pairs": _identifiability_all_pairs}
 
 
 def program_name(request: DesignRequest) -> str:
-    """The key of :data:`PROGRAMS` that writes ``request``'s LP: the notion's name, except
-    that dp with every pair of inputs neighbours is LDP's program (the same constraints,
-    ``W[a,u] ≤ r W[b,u]`` for all ``a, b`` of the support, in ``2|S|`` rows per column
-    instead of ``|S|(|S| − 1)``; Saeidian et al. 2023, Def. 14).
+    """The key of :data:`PROGRAMS` or :data:`ALL_PAIRS_PROGRAMS` that writes ``request``'s
+    LP: the notion's name, except with every pair of inputs neighbours, where a column's
+    pair rows hold iff its extremes do. Then dp is LDP's program (``W[a,u] ≤ r W[b,u]`` for
+    all ``a, b`` of the support, in ``2|S|`` rows per column instead of ``|S|(|S| − 1)``;
+    Saeidian et al. 2023, Def. 14) and identifiability the same on ``q = p∘W``
+    (``lo_u ≤ p(x) W[x,u] ≤ r lo_u``: the PD-I rows of Wang et al. eqs. (8)–(13) over all
+    pairs).
 
     Parameters
     ----------
@@ -147,10 +173,14 @@ def program_name(request: DesignRequest) -> str:
     -------
     str
     """
-    return "ldp" if all_pairs_dp(request) else request.notion.name
+    if all_pairs(request):
+        return "ldp" if request.notion.name == "dp" else "identifiability_all_pairs"
+    return request.notion.name
 
 
-def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarray]:
+def block_program(
+    request: DesignRequest, eps: float, *, pair_rows: bool = False
+) -> tuple[BlockLP, np.ndarray]:
     """The block-angular LP of ``request`` at level ``eps``.
 
     Parameters
@@ -159,6 +189,9 @@ def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarr
         A request whose notion is in :data:`PROGRAMS` (single secret, no extra budgets).
     eps : float
         The level (nats), at most 30.
+    pair_rows : bool
+        Write dp and identifiability over all pairs pair by pair (the notion's own program)
+        instead of with one auxiliary per column (:func:`program_name`).
 
     Returns
     -------
@@ -172,8 +205,8 @@ def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarr
     p = probs[support]
     d = request.distortion.matrix[support]
     S, U = d.shape
-    program = program_name(request)
-    kernel, n_aux = PROGRAMS[program](request, p, eps, support)
+    program = request.notion.name if pair_rows else program_name(request)
+    kernel, n_aux = {**PROGRAMS, **ALL_PAIRS_PROGRAMS}[program](request, p, eps, support)
     n = S + n_aux
     cost = np.zeros((U, n))
     cost[:, :S] = (p[:, None] * d).T
@@ -185,6 +218,9 @@ def block_program(request: DesignRequest, eps: float) -> tuple[BlockLP, np.ndarr
     r = float(np.exp(eps))
     if program == "ldp":
         start[S] = 1.0 / (U * np.sqrt(r))  # strictly between W/r and W
+    elif program == "identifiability_all_pairs":
+        # t between max p / (r min p U) and 1/U, which holds iff ε ≥ ln(max p / min p)
+        start[S] = float(np.sqrt(p.max() / (r * p.min()))) / U
     elif program == "maximal_leakage":
         start[S] = 1.0 / U * min(2.0, 0.5 * (1.0 + r))  # Σ_u t_u = min(2, (1 + r)/2) ≤ r
         coupled = np.append(coupled, S)
