@@ -80,6 +80,24 @@ def plain_pd_i(p: np.ndarray, m: int, n: int, eps: float, solver: str = "CLARABE
     return prob.value, info
 
 
+def plain_all_pairs(
+    notion: str, p: np.ndarray, d: np.ndarray, eps: float, solver: str = "CLARABEL"
+):
+    """dp or identifiability on one alphabet with every pair of inputs neighbours (Wang et
+    al. PD-DP / PD-I, eq. (15)), vectorised plain cvxpy over the ``k(k − 1)`` ordered pairs."""
+    t0 = time.perf_counter()
+    k, ku = d.shape
+    left, right = np.nonzero(~np.eye(k, dtype=bool))
+    W = cp.Variable((k, ku), nonneg=True)
+    J = cp.multiply(p[:, None], W) if notion == "identifiability" else W
+    cons = [cp.sum(W, axis=1) == 1, J[left, :] <= np.exp(eps) * J[right, :]]
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(p[:, None] * d, W))), cons)
+    build = time.perf_counter() - t0
+    info = _solve(prob, solver)
+    info["build_s"] = build
+    return prob.value, info
+
+
 def plain_min_mi(p: np.ndarray, d: np.ndarray, budget: float, solver: str = "CLARABEL"):
     """min I(X;U) s.t. E[d] ≤ D with rel_entr (Calmon–Fawaz Thm 1 / PD-MIP), plain cvxpy."""
     t0 = time.perf_counter()

@@ -423,6 +423,46 @@ def scale_cases(size: str) -> list[Case]:
     return cases
 
 
+def pair_cases(size: str) -> list[Case]:
+    """dp on small databases with an arbitrary (Dirichlet) prior, where ``block-ipm`` became
+    the default from 25 inputs, and dp / identifiability on one alphabet with every pair of
+    inputs neighbours, which it writes with one auxiliary per output column; against the
+    plain cvxpy programs written pair by pair."""
+    eps = 1.0
+    rng = np.random.default_rng(25)
+    shapes = {
+        "smoke": [(5, 2)],
+        "quick": [(5, 2), (2, 6)],
+        "full": [(5, 2), (2, 5), (3, 3), (2, 6), (3, 4)],
+    }
+    cases = []
+    for m, n in shapes[size]:
+        prior = po.DatabasePrior(m, n, probs=rng.dirichlet(np.ones(m**n)))
+        dist = po.Distortion.database_hamming(m, n)
+        methods = {
+            "privopt-default": _privopt(prior, dist, "dp", None, epsilon=eps),
+            "privopt-sparse-highs": _privopt(prior, dist, "dp", "sparse-highs", epsilon=eps),
+        }
+        baseline = lambda p=prior.probs, m=m, n=n: baselines.plain_pd_dp(p, m, n, eps)  # noqa: E731
+        cases.append(Case("pairs", "dp", m**n, f"m={m} n={n} Dirichlet", baseline, methods))
+    ks = {"smoke": [20], "quick": [60], "full": [60, 100, 200]}[size]
+    for k in ks:
+        w = rng.uniform(0.2, 1.0, k)
+        p = w / w.sum()
+        d = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+        prior, dist = po.Prior(p), po.Distortion.from_matrix(d)
+        for notion in ("dp", "identifiability"):
+            level = eps + (float(np.log(p.max() / p.min())) if notion == "identifiability" else 0)
+            methods = {"privopt-default": _privopt(prior, dist, notion, None, epsilon=level)}
+            baseline = None
+            if k <= 60:  # k(k − 1)·k pair rows: 212,400 at k = 60
+                baseline = lambda notion=notion, p=p, d=d, level=level: (  # noqa: E731
+                    baselines.plain_all_pairs(notion, p, d, level)
+                )
+            cases.append(Case("pairs", notion, k, f"k={k} all pairs", baseline, methods))
+    return cases
+
+
 def _exchangeable_prior(m: int, n: int, alpha) -> po.DatabasePrior:
     """A Dirichlet-multinomial prior on ``mⁿ`` databases: rows exchangeable (a database's
     probability depends only on its value counts), not independent."""
@@ -934,6 +974,8 @@ def run(
         cases += scale_cases(size)
     if "symmetry" in families:
         cases += symmetry_cases(size)
+    if "pairs" in families:
+        cases += pair_cases(size)
     rows = run_cases(cases, log, executor)
     out_dir = out_dir or Path(__file__).parent / "results"
     paths = write_outputs(rows, out_dir, size) if rows else {}

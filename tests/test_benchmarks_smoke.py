@@ -12,7 +12,7 @@ from benchmarks.harness import run
 def test_benchmark_smoke(tmp_path):
     rows, paths = run(
         "smoke",
-        families=("hamming-db", "single", "scale", "symmetry", "curves"),
+        families=("hamming-db", "single", "scale", "symmetry", "pairs", "curves"),
         out_dir=tmp_path,
         log=lambda _: None,
     )
@@ -28,6 +28,8 @@ def test_benchmark_smoke(tmp_path):
         assert str(r["status"]).startswith("optimal"), r
         if math.isfinite(r["error"]):
             assert r["error"] < 1e-6, r
+    pairs = [r for r in rows if r["family"] == "pairs" and r["method"] == "privopt-default"]
+    assert len(pairs) == 3 and all(r["status"] == "optimal" for r in pairs)
     symmetry = [r for r in rows if r["family"] == "symmetry" and r["method"] == "privopt-symmetry"]
     assert symmetry and all(r["status"] == "optimal" for r in symmetry)
     with paths["curves"].open() as fh:
