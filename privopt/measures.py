@@ -485,7 +485,11 @@ def pml_tail_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: fl
     delta = check_probability(delta)
     st = MeasureSetting(prior, mechanism)
     leak = st.log_ratio_to_pu(st.ch.max(axis=0))
-    return max(tail_threshold(leak, st.pu, delta), 0.0)
+    # every output of the support has positive probability, also where p(u) underflowed to 0
+    # (a secret of mass 1e-200 alone emitting u with probability 1e-200): its mass is taken
+    # as the least positive double, so that δ = 0 still gives the PML level
+    masses = np.maximum(st.pu, np.finfo(float).smallest_subnormal)
+    return max(tail_threshold(leak, masses, delta), 0.0)
 
 
 @with_unit

@@ -324,6 +324,20 @@ def test_parallel_composition_pml(pw, data):
 
 
 # --- (ε,δ)-PML and EML levels ----------------------------------------------------------------
+def test_tail_pml_at_delta_zero_counts_an_output_whose_probability_underflows():
+    """Found by hypothesis: a secret of mass 1e-200 alone emits output 4 with probability
+    1e-200, so p(u) = 1e-400 underflows to 0; the output still has positive probability, and
+    the (ε, 0)-PML level is the PML level, ln 1e200 (it was 0)."""
+    p = np.array([0.0, 0.0, 1e-200, 1.0])
+    w = np.zeros((4, 5))
+    w[:, 0] = 1.0
+    w[2, 4] = 1e-200
+    level = ms.pml_level(p, w)
+    assert level == pytest.approx(200 * np.log(10.0))
+    assert ms.pml_tail_level(p, w, 0.0) == pytest.approx(level, abs=1e-12)
+    assert ms.pml_tail_level(p, w, 1e-300) == pytest.approx(0.0, abs=1e-12)
+
+
 @SETTINGS
 @given(settings_pw(), deltas, deltas)
 def test_tail_pml_non_increasing_in_delta(pw, d1, d2):
