@@ -266,6 +266,7 @@ class BlockInteriorPoint(Method):
         task.emit(self.name, "start")
         lp, support = block_program(request, eps)
         build = time.perf_counter() - start
+        retried = False
         try:
             sol = self._run(task, lp)
             if (
@@ -279,7 +280,7 @@ class BlockInteriorPoint(Method):
                 # whose support spans 1e-8 to 0.97, ε = 20: the level was exceeded and the
                 # repaired answer 0.025 off); written pair by pair the rows are met
                 pairs_lp, pairs_support = block_program(request, eps, pair_rows=True)
-                again = self._run(task, pairs_lp)
+                again, retried = self._run(task, pairs_lp), True
                 if _meets(request, again, pairs_support, eps) or sol.V is None:
                     lp, support, sol = pairs_lp, pairs_support, again
         except TimeLimitReached as exc:
@@ -293,6 +294,7 @@ class BlockInteriorPoint(Method):
             "relative_gap": sol.gap if math.isfinite(sol.gap) else None,
             "stop": sol.status,
             "bound_from_column_duals": sol.polished,
+            "retried_pair_by_pair": retried,
         }
         answer = Answer(
             Status.FAILED,
