@@ -66,8 +66,8 @@ PAIR_NOTIONS = ("dp", "identifiability", "metric_dp")
 def all_pairs(request) -> bool:
     """Whether ``request`` is dp or identifiability with every pair of inputs neighbours:
     a column's pair rows then hold iff its extremes do (LDP's constraints, on ``W`` or on
-    ``p∘W``), which the methods write in ``O(|X|)`` rows per output column (Saeidian et al.
-    2023, Def. 14) instead of one row per pair.
+    ``p∘W``), which ``block-ipm`` writes in ``O(|X|)`` rows per output column (Saeidian et
+    al. 2023, Def. 14) instead of one row per pair.
 
     Parameters
     ----------

@@ -56,6 +56,8 @@ __all__ = [
     "MODES",
     "NEIGHBOR_NAMES",
     "DISTORTION_NAMES",
+    "LEVEL_TOL",
+    "level_tolerance",
     "MIN_TOLERANCE",
     "MAX_TOLERANCE",
     "check_number",
@@ -93,6 +95,25 @@ DISTORTION_NAMES = ("hamming", "absolute", "squared")
 #: longer an answer to the question asked).
 MIN_TOLERANCE = 1e-14
 MAX_TOLERANCE = 0.1
+#: Absolute slack on a re-measured level, per unit of ``1 + ε`` (nats): the solve driver's
+#: feasibility test, also used by methods that check their own answers.
+LEVEL_TOL = 1e-9
+
+
+def level_tolerance(eps: float) -> float:
+    """The slack accepted on a level ε.
+
+    Parameters
+    ----------
+    eps : float
+        The requested level (nats).
+
+    Returns
+    -------
+    float
+        ``LEVEL_TOL·(1 + |ε|)``: a re-measured level up to ``ε`` plus this is feasible.
+    """
+    return LEVEL_TOL * (1.0 + abs(eps))
 
 
 def check_number(

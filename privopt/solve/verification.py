@@ -36,6 +36,7 @@ from privopt.model import Mechanism
 from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.solve.results import CertificateReport
+from privopt.validation import LEVEL_TOL, level_tolerance
 
 __all__ = [
     "Verified",
@@ -47,8 +48,6 @@ __all__ = [
     "output_labels",
 ]
 
-#: Absolute slack on a re-measured level, per unit of ``1 + ε`` (nats).
-LEVEL_TOL = 1e-9
 #: A level above ``ε + REPAIR_TOL·(1 + ε)`` is repaired (to within that much of ε), so that
 #: verified answers keep a margin inside :data:`LEVEL_TOL`.
 REPAIR_TOL = 1e-10
@@ -56,22 +55,6 @@ REPAIR_TOL = 1e-10
 DISTORTION_TOL = 1e-7
 #: Largest relative gap (objective − lower bound)/(1 + |objective|) for status ``optimal``.
 OBJECTIVE_RTOL = 1e-6
-
-
-def level_tolerance(eps: float) -> float:
-    """The slack accepted on a level ε.
-
-    Parameters
-    ----------
-    eps : float
-        The requested level (nats).
-
-    Returns
-    -------
-    float
-        ``LEVEL_TOL·(1 + |ε|)``: a re-measured level up to ``ε`` plus this is feasible.
-    """
-    return LEVEL_TOL * (1.0 + abs(eps))
 
 
 def distortion_tolerance(budget: float) -> float:

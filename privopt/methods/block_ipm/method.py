@@ -37,14 +37,15 @@ from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
 from privopt.resources import dense_pair_columns
 from privopt.status import Status
+from privopt.validation import level_tolerance
 
 __all__ = ["BlockInteriorPoint", "MAX_PAIR_INPUTS"]
 
 #: Largest support of a pair notion: one dense ``|X| × |X|`` inverse per output column.
 MAX_PAIR_INPUTS = 1024
-#: Most inputs for which an uncertified run of the one-auxiliary form of dp or
-#: identifiability over all pairs is tried again with the pairs written out (``k(k − 1)``
-#: rows per column).
+#: Most inputs for which a run of the one-auxiliary form of dp or identifiability over all
+#: pairs that misses the level or the certification gap is tried again with the pairs
+#: written out (``k(k − 1)`` rows per column).
 MAX_PAIRS_REWRITTEN = 128
 #: Most ordered neighbour pairs per input for which dp and identifiability pick ``block-ipm``
 #: by themselves: each pair is a row of every column (database neighbours: ``n(m − 1)``,
@@ -67,10 +68,11 @@ def _mechanism(request: DesignRequest, sol: BlockSolution, support: np.ndarray) 
 def _meets(request: DesignRequest, sol: BlockSolution, support: np.ndarray, eps: float) -> bool:
     """Whether a run ended within the driver's certification gap (:data:`GOOD_GAP`; a stall
     at 1e-7 is certified too) with a mechanism whose re-measured level is within the
-    driver's tolerance ``1e-9·(1 + ε)`` of ``eps`` (both checked again by the driver)."""
+    driver's tolerance (:func:`~privopt.validation.level_tolerance`) of ``eps`` (both
+    checked again by the driver)."""
     if sol.V is None or not sol.gap <= GOOD_GAP:
         return False
-    return request.level_of(_mechanism(request, sol, support)) <= eps + 1e-9 * (1.0 + eps)
+    return request.level_of(_mechanism(request, sol, support)) <= eps + level_tolerance(eps)
 
 
 def _clean(W: np.ndarray) -> np.ndarray:
