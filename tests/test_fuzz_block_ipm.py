@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from scipy import optimize
 
 import privopt as po
+from privopt.notions import get_notion
 
 pytestmark = pytest.mark.slow
 
@@ -193,6 +194,29 @@ def _database_pairs(m: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return left, right, distance
 
 
+def _beyond_written_levels(m: int, n: int, p: np.ndarray, eps: float) -> bool:
+    """For identifiability whose least level (the prior's largest neighbour ratio, plus
+    ``eps``) is above the 30 nats up to which the notions write their rows: check what a user
+    meets there and say whether it was the case.
+
+    ``block-ipm`` named alone declines such a point with a :class:`~privopt.SolverError`
+    that says why; with no method named, the answer is optimal, certified and meets the level
+    by privopt's own re-measurement. No independent optimum is compared: with ratios above
+    ``e³⁰`` (prior entries down to 1e-15) HiGHS in :func:`_pair_optimum` returned 0.125 where
+    the certified optimum is 3.5e-13 (Dirichlet(0.3) on 3⁴ databases, found by this fuzz)."""
+    left, right, _ = _database_pairs(m, n)
+    level = eps + float(np.max(np.abs(np.log(p[left] / p[right]))))
+    if level <= get_notion("identifiability").largest_written_level:
+        return False
+    prior, hamming = po.DatabasePrior(m, n, probs=p), po.Distortion.database_hamming(m, n)
+    with pytest.raises(po.SolverError, match="left to the other methods"):
+        po.design(prior, hamming, "identifiability", epsilon=level, solver="block-ipm")
+    result = po.design(prior, hamming, "identifiability", epsilon=level, time_limit=120)
+    assert result.status == "optimal" and result.certificate is not None
+    assert result.leakage["identifiability"] <= level * (1 + 1e-9)
+    return True
+
+
 def _database_case(m: int, n: int, p: np.ndarray, notion: str, eps: float, **options):
     """``block-ipm``'s answer for dp or identifiability on ``mⁿ`` databases with Hamming
     neighbours, and what :func:`_pair_optimum` needs to check it: ``(result, d, left, right,
@@ -236,6 +260,8 @@ def test_block_ipm_answers_are_optimal_for_the_pair_notions(notion):
             m, n = [(2, 5), (2, 6), (3, 3), (4, 3), (3, 4)][int(rng.integers(5))]
             p = rng.dirichlet(np.full(m**n, alpha))
             eps = float(rng.choice([0.1, 0.5, 1.0, 2.0]))
+            if notion == "identifiability" and _beyond_written_levels(m, n, p, eps):
+                continue  # checked there: block-ipm declines, the default answers
             result, d, left, right, weight, ratio, eps = _database_case(
                 m, n, p, notion, eps, time_limit=120
             )
