@@ -214,7 +214,7 @@ def _invert_in_place(M: np.ndarray, lead: int) -> bool:
     return True
 
 
-def invert_spd_range(H: np.ndarray, lo: int, hi: int) -> list[int]:
+def invert_spd_range(H: np.ndarray, lo: int, hi: int, total: np.ndarray | None = None) -> list[int]:
     """Replace ``H[lo:hi]`` of a C-contiguous stack by the inverses, in place.
 
     Parameters
@@ -224,6 +224,9 @@ def invert_spd_range(H: np.ndarray, lo: int, hi: int) -> list[int]:
         both triangles written. Overwritten by the inverses (both triangles written).
     lo, hi : int
         The matrices to invert, ``lo ≤ u < hi``.
+    total : numpy.ndarray, optional
+        ``n × n``: each inverse is added to it as soon as it is computed, while it is still in
+        the cache (the failed matrices are not added).
 
     Returns
     -------
@@ -244,7 +247,13 @@ def invert_spd_range(H: np.ndarray, lo: int, hi: int) -> list[int]:
     if H.dtype != np.float64 or not H.flags.c_contiguous or H.ndim != 3:
         raise ValueError("a C-contiguous U × n × n float64 stack is required")
     n = H.shape[1]
-    return [u for u in range(lo, hi) if not _invert_in_place(H[u], n)]
+    failed = []
+    for u in range(lo, hi):
+        if not _invert_in_place(H[u], n):
+            failed.append(u)
+        elif total is not None:
+            total += H[u]
+    return failed
 
 
 def multiply_stack(A: np.ndarray, R: np.ndarray) -> np.ndarray:

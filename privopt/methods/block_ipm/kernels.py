@@ -340,16 +340,22 @@ class DenseColumns(ColumnKernel):
                 H[u] = _spd_inverse(H[u])
             return _DenseFactor(H)
 
-        def form_and_invert(lo: int, hi: int) -> list[int]:
+        def form_and_invert(lo: int, hi: int) -> tuple[list[int], np.ndarray]:
+            # each chunk also sums its inverses while they are in the cache: the Schur
+            # complement of the row sums is their sum (a second pass over the stack read
+            # 115 MB per iteration at 3⁵ databases, 6.5 ms)
             form(lo, hi)
-            return dense_inverse.invert_spd_range(H, lo, hi)
+            partial = np.zeros((n, n))
+            return dense_inverse.invert_spd_range(H, lo, hi, partial), partial
 
         chunks = dense_inverse.for_chunks(form_and_invert, U, U * float(n) ** 3)
-        for u in (u for failed in chunks for u in failed):
+        total = sum((partial for _, partial in chunks[1:]), chunks[0][1])
+        for u in (u for failed, _ in chunks for u in failed):
             H[u] = 0.0  # the failed inversion left the column overwritten: form it again
             form(u, u + 1)
             H[u] = _spd_inverse(H[u])
-        return _DenseFactor(H)
+            total += H[u]
+        return _DenseFactor(H, total)
 
 
 def _spd_inverse(H: np.ndarray) -> np.ndarray:
@@ -372,15 +378,16 @@ def _spd_inverse(H: np.ndarray) -> np.ndarray:
 
 
 class _DenseFactor(ColumnFactor):
-    def __init__(self, inverse: np.ndarray):
+    def __init__(self, inverse: np.ndarray, total: np.ndarray | None = None):
         self.inverse = inverse
+        self.total = total  # Σ_u H_u⁻¹ when the factorisation summed it on the way
 
     def solve(self, R: np.ndarray) -> np.ndarray:
         return dense_inverse.multiply_stack(self.inverse, R)
 
     def coupled_block(self, sel: np.ndarray) -> np.ndarray:
         if sel.size == self.inverse.shape[1] and np.array_equal(sel, np.arange(sel.size)):
-            return self.inverse.sum(axis=0)
+            return self.total.copy() if self.total is not None else self.inverse.sum(axis=0)
         return self.inverse[:, sel][:, :, sel].sum(axis=0)
 
 
