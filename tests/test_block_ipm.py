@@ -613,6 +613,66 @@ def test_an_expired_deadline_stops_the_run():
     assert sol.status == "time_limit" and sol.iterations == 0
 
 
+class _RunsOutAfter(Deadline):
+    """A deadline that is never expired but leaves almost no time once ``calls`` questions
+    about the time left were answered: the next iteration cannot finish before it."""
+
+    def __init__(self, calls: int):
+        super().__init__(3600.0)
+        self.calls = calls
+
+    def remaining(self) -> float:
+        self.calls -= 1
+        return 3600.0 if self.calls > 0 else 1e-12
+
+
+def test_an_iteration_that_cannot_end_in_time_is_not_started():
+    rng = np.random.default_rng(4)
+    prior = po.DatabasePrior(2, 5, probs=rng.dirichlet(np.ones(32)))
+    lp, _ = block_program(prepare_request(prior, "hamming", "dp", epsilon=1.0), 1.0)
+    full = solve_block_lp(lp)
+    sol = solve_block_lp(lp, deadline=_RunsOutAfter(12))
+    assert full.status == "optimal" and full.iterations > 12
+    assert sol.status == "time_limit" and sol.iterations == 11
+    assert sol.message == "time limit of 3600 s reached"
+    # by then an iterate met the rows: it is handed over with its (uncertified) bound
+    assert sol.V is not None and sol.primal_residual <= 1e-9
+    assert sol.bound <= full.objective + 1e-9 and sol.objective >= full.objective - 1e-9
+    assert sol.gap > 1e-6
+
+
+def test_a_time_limited_design_returns_the_best_feasible_iterate(monkeypatch):
+    """``block-ipm`` stopped by the time limit hands its best iterate to the driver, which
+    verifies it and returns it (status ``time_limit``, the certificate's gap stated) instead
+    of nothing."""
+    from privopt.methods.block_ipm import method as block_method
+
+    real = block_method.solve_block_lp
+
+    def stopped_early(lp, **options):
+        options["deadline"] = _RunsOutAfter(12)
+        return real(lp, **options)
+
+    rng = np.random.default_rng(4)
+    prior = po.DatabasePrior(2, 5, probs=rng.dirichlet(np.ones(32)))
+    optimum = po.design(prior, "hamming", "dp", epsilon=1.0, solver="block-ipm").distortion
+    monkeypatch.setattr(block_method, "solve_block_lp", stopped_early)
+    result = po.design(prior, "hamming", "dp", epsilon=1.0, solver="block-ipm", time_limit=600)
+    assert result.status == "time_limit"
+    assert result.message.endswith("(the mechanism is the best feasible one found)")
+    assert result.mechanism is not None and result.solver.name == "block-ipm"
+    assert result.leakage["dp"] <= 1.0 + 1e-9  # re-measured by privopt
+    report = result.certificate
+    assert not report.certified and 1e-6 < report.relative_gap < 1.0
+    assert report.lower_bound <= optimum + 1e-9 <= result.distortion + 2e-9
+    # a method stopped by a limit of its own when the run has none: said so, no crash
+    untimed = po.design(prior, "hamming", "dp", epsilon=1.0, solver="block-ipm")
+    assert untimed.status == "time_limit" and untimed.mechanism is not None
+    assert untimed.message == (
+        "a method's time limit reached (the mechanism is the best feasible one found)"
+    )
+
+
 def test_every_program_is_registered_for_a_notion():
     assert set(PROGRAMS) <= set(po.notions.notion_names())
 

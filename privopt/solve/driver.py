@@ -196,6 +196,7 @@ class Run:
             if answer.status == Status.TIME_LIMIT:
                 self.timed_out = True
                 self.attempts.append(Attempt(method.name, "time_limit", answer.message, seconds))
+                best = self._time_limited_point(answer, method, best, epsilon, budget)
                 break
             if answer.status == Status.INFEASIBLE:
                 if self._surely_feasible(epsilon, budget):
@@ -262,6 +263,31 @@ class Run:
         if epsilon is not None:
             return request.feasible_without_extras(epsilon)
         return request.is_plain and budget >= request.least_distortion() - 1e-12
+
+    def _time_limited_point(
+        self,
+        answer: Answer,
+        method: Method,
+        best: PointOutcome | None,
+        epsilon: float | None,
+        budget: float | None,
+    ) -> PointOutcome | None:
+        """The better of ``best`` and the point a method stopped by the time limit handed
+        over (its best iterate, e.g. ``block-ipm``'s), verified like any answer: the run then
+        ends with that mechanism and its certificate's gap instead of nothing."""
+        if answer.matrix is None and answer.structured is None:
+            return best
+        checked = verify(self.request, answer, epsilon=epsilon, budget=budget)
+        if not checked.feasible:
+            return best
+        if best is not None and not checked.objective < best.verified.objective:
+            return best
+        if not checked.certified:  # feasible, not optimal: no closed form can be expected
+            return PointOutcome(Status.OPTIMAL_INACCURATE, checked, answer, method.name)
+        checks = point_checks(self.request, checked, epsilon=epsilon, budget=budget)
+        if not all(c.passed for c in checks):
+            return best
+        return PointOutcome(Status.OPTIMAL, checked, answer, method.name, closed_form=checks)
 
     def _call(self, method: Method, task: Task) -> Answer:
         self._emit(method.name, "start")
@@ -847,7 +873,9 @@ def _result(
     message = ""
     if status == Status.TIME_LIMIT:
         limit = run.deadline.seconds
-        message = f"time limit of {limit:g} s reached" + (
+        # without a limit of the run's own, a method stopped by one of its own (a solver's)
+        reached = f"time limit of {limit:g} s" if limit is not None else "a method's time limit"
+        message = f"{reached} reached" + (
             " (the mechanism is the best feasible one found)" if checked else ""
         )
     mechanism = checked.mechanism if checked else None

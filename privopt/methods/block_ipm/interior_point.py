@@ -501,6 +501,7 @@ def solve_block_lp(
     regularisation = PRIMAL_REGULARISATION
     progress_gap, progress_iteration = math.inf, 0
     best_y = pt.y
+    iteration_start = start_time
     for iteration in range(max_iterations + 1):
         GV = K.apply(pt.V)
         rd = C + K.apply_t(pt.z) - st.spread(pt.y)[None, :] - pt.nu
@@ -551,10 +552,15 @@ def solve_block_lp(
         least_dual_residual = min(least_dual_residual, dual_residual)
         if iteration >= max_iterations:
             break
-        if deadline.expired():
+        if deadline.expired() or (
+            deadline.limited and deadline.remaining() < time.perf_counter() - iteration_start
+        ):
+            # an iteration that would end after the deadline is not started: the caller gets
+            # the best iterate in time (one that overran would be waited for by nobody)
             best.status = "time_limit"
             best.message = f"time limit of {deadline.seconds:g} s reached"
             break
+        iteration_start = time.perf_counter()
         newton = None
         while newton is None and retries <= MAX_RETRIES:
             # a system that cannot be factorised (round-off left a column's matrix or the

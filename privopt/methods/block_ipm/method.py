@@ -306,16 +306,20 @@ class BlockInteriorPoint(Method):
             build_time=build,
             details=details,
         )
-        if sol.status == "time_limit":
+        timed_out = sol.status == "time_limit"
+        if timed_out:
             answer.status = Status.TIME_LIMIT
             answer.message = sol.message
-            return answer
         if sol.V is None:
-            answer.message = sol.message or "no iterate met the rows"
+            answer.message = answer.message or sol.message or "no iterate met the rows"
             return answer
+        # a run stopped by the time limit still hands over its best iterate that meets the
+        # rows, with its bound: the driver verifies it and returns it as the best feasible
+        # mechanism found, with the certified gap
         objective, bound = float(sol.objective), float(sol.bound)
         W = _mechanism(request, sol, support)
-        answer.status = Status.OPTIMAL
+        if not timed_out:
+            answer.status = Status.OPTIMAL
         answer.matrix = W
         answer.objective = objective
         if math.isfinite(bound):
