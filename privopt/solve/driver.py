@@ -75,7 +75,8 @@ class PointOutcome:
     status : Status
         ``OPTIMAL``, ``OPTIMAL_INACCURATE``, ``INFEASIBLE`` or ``TIME_LIMIT``.
     verified : Verified or None
-        The accepted answer (``None`` when infeasible, or a time limit without one).
+        The accepted answer (``None`` when infeasible, or a time limit without one; with
+        ``TIME_LIMIT``, the verified point a method stopped by the limit handed over).
     answer : Answer or None
         The method's raw answer.
     method : str
@@ -274,7 +275,10 @@ class Run:
     ) -> PointOutcome | None:
         """The better of ``best`` and the point a method stopped by the time limit handed
         over (its best iterate, e.g. ``block-ipm``'s), verified like any answer: the run then
-        ends with that mechanism and its certificate's gap instead of nothing."""
+        ends with that mechanism and its certificate's gap instead of nothing.
+
+        Uncertified, it is a ``TIME_LIMIT`` outcome that carries the verified mechanism: a
+        line search stops there and does not read its distortion as the optimum's."""
         if answer.matrix is None and answer.structured is None:
             return best
         checked = verify(self.request, answer, epsilon=epsilon, budget=budget)
@@ -283,7 +287,7 @@ class Run:
         if best is not None and not checked.objective < best.verified.objective:
             return best
         if not checked.certified:  # feasible, not optimal: no closed form can be expected
-            return PointOutcome(Status.OPTIMAL_INACCURATE, checked, answer, method.name)
+            return PointOutcome(Status.TIME_LIMIT, checked, answer, method.name)
         checks = point_checks(self.request, checked, epsilon=epsilon, budget=budget)
         if not all(c.passed for c in checks):
             return best
@@ -832,9 +836,10 @@ def solve_unscaled(
         if raise_on_infeasible:
             raise
         return _infeasible_result(request, exc, run)
-    if search is not None and outcome.feasible:
+    if search is not None and outcome.feasible and not run.timed_out:
         # the budget-mode statements (e.g. ε*(D) = h⁻¹(D)) on the least level found, to the
-        # accuracy of the line search
+        # accuracy of the line search (a search the time limit cut short found an upper end
+        # of the bracket, not the least level: they do not apply to it)
         outcome.closed_form = point_checks(
             request,
             outcome.verified,

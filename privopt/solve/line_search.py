@@ -62,18 +62,23 @@ def line_search(run: Run) -> tuple[PointOutcome, LineSearchInfo]:
     def done(outcome: PointOutcome, lo: float, hi: float) -> tuple:
         return outcome, LineSearchInfo((lo, hi), run.points, tol)
 
+    def stopped(outcome: PointOutcome) -> PointOutcome:
+        # a point stopped by the time limit may carry the feasible mechanism a method had
+        # reached at that level: an answer to the request only if it meets the budget
+        return outcome if meets(outcome) else PointOutcome(Status.TIME_LIMIT)
+
     if math.isinf(top) and budget <= least_d + slack and request.is_plain:
         _check_unbounded_optimum(request, budget, least_d)
     first = run.point(epsilon=lo)
     if first.status == Status.TIME_LIMIT:
-        return done(first, lo, lo)
+        return done(stopped(first), lo, lo)
     if meets(first):
         return done(first, lo, lo)
     hi = top if math.isfinite(top) else max(lo, 0.0) + 1.0
     while True:
         at_hi = run.point(epsilon=hi)
         if at_hi.status == Status.TIME_LIMIT:
-            return done(at_hi, lo, hi)
+            return done(stopped(at_hi), lo, hi)
         if meets(at_hi):
             break
         if math.isfinite(top) and hi >= top:

@@ -476,7 +476,9 @@ def solve_block_lp(
     max_iterations : int
         Most Newton steps, ``≥ 0``.
     deadline : Deadline, optional
-        Stops with ``"time_limit"`` when it passes.
+        Stops with ``"time_limit"`` when it passes, or before an iteration that would end
+        after it (estimated by the previous iteration's duration); the best iterate that
+        meets the rows so far is kept in :attr:`BlockSolution.V`.
     on_iteration : callable, optional
         ``on_iteration(iteration, objective, bound)`` after each iteration: the iteration's
         index, the objective of its iterate and the best bound so far (unscaled); its return
