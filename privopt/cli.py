@@ -496,13 +496,17 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
         return _lines(lines + ["", "no feasible mechanism was found"])
     lines.append(f"level       {notion} = {_fixed(level, 12)} {unit}")
     lines.append(f"distortion  E[d] = {_fixed(distortion, 12)}")
+    # only a certified answer is called optimal (a time limit hands over the best feasible one)
+    kind = (
+        "optimal mechanism" if out["status"] == "optimal" else "mechanism (not certified optimal)"
+    )
     if out.get("mechanism") is None and out.get("structured_mechanism"):
-        lines += ["", "optimal mechanism, held in structured form (too large to write out)"]
+        lines += ["", f"{kind}, held in structured form (too large to write out)"]
         lines += _structure_lines(out["structured_mechanism"])
     elif out.get("mechanism") is None:
         lines += ["", "no dense mechanism to print"]
     else:
-        lines += ["", "optimal mechanism p(u|y)  (rows: inputs y, columns: outputs u)"]
+        lines += ["", f"{kind} p(u|y)  (rows: inputs y, columns: outputs u)"]
         lines += _matrix_lines(np.array(out["mechanism"]), out["inputs"], out["outputs"])
     leakage = dict(raw.leakage) if raw is not None else out.get("leakage")
     if leakage:

@@ -138,6 +138,36 @@ def test_solve_human_output(capsys):
     assert "pml" in out and "distortion" in out and "OK" in out
 
 
+def test_solve_human_output_of_a_time_limited_answer(tmp_path, capsys, monkeypatch):
+    """A run stopped by the time limit prints the best feasible mechanism found, not called
+    optimal, with its certificate's gap and the time-limit exit code."""
+    from privopt.methods.block_ipm import method as block_method
+    from tests.test_block_ipm import _RunsOutAfter
+
+    real = block_method.solve_block_lp
+
+    def stopped_early(lp, **options):
+        options["deadline"] = _RunsOutAfter(12)
+        return real(lp, **options)
+
+    monkeypatch.setattr(block_method, "solve_block_lp", stopped_early)
+    probs = np.random.default_rng(4).dirichlet(np.ones(32))
+    path = tmp_path / "limited.toml"
+    path.write_text(
+        "[prior.database]\nm = 2\nn = 5\nprobs = ["
+        + ", ".join(repr(float(x)) for x in probs)
+        + ']\n\n[distortion]\nkind = "hamming"\n\n[privacy]\nnotion = "dp"\nepsilon = 1.0\n'
+        + '\n[solver]\nname = "block-ipm"\ntime_limit = 600\n'
+    )
+    code, out, err = run(capsys, "solve", path)
+    assert code == 3  # the time-limit exit code, with the note on stderr
+    assert err.strip().endswith("reached (the mechanism is the best feasible one found)")
+    assert "status      time_limit, verified: yes" in out
+    assert "(the mechanism is the best feasible one found)" in out
+    assert "mechanism (not certified optimal) p(u|y)" in out and "optimal mechanism" not in out
+    assert "relative gap" in out
+
+
 @pytest.mark.parametrize("ext", [".json", ".csv", ".npz"])
 def test_solve_out_writes_a_mechanism_that_loads_back(tmp_path, capsys, ext):
     path = ROOT / "problems" / "wang_m3_dp.toml"
