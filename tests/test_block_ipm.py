@@ -626,9 +626,27 @@ class _RunsOutAfter(Deadline):
         return 3600.0 if self.calls > 0 else 1e-12
 
 
+#: PD-DP on 2⁵ databases with a Dirichlet prior, where 12 iterations of ``block-ipm`` reach
+#: an iterate that meets the rows but not the optimum.
+TIME_LIMITED_PRIOR = po.DatabasePrior(2, 5, probs=np.random.default_rng(4).dirichlet(np.ones(32)))
+
+
+def stop_block_ipm_after(monkeypatch, iterations: int = 12) -> None:
+    """Make every ``block-ipm`` run stop as a time limit would, before iteration
+    ``iterations`` (no clock involved: the test does not depend on the machine's speed)."""
+    from privopt.methods.block_ipm import method as block_method
+
+    real = block_method.solve_block_lp
+
+    def stopped_early(lp, **options):
+        options["deadline"] = _RunsOutAfter(iterations)
+        return real(lp, **options)
+
+    monkeypatch.setattr(block_method, "solve_block_lp", stopped_early)
+
+
 def test_an_iteration_that_cannot_end_in_time_is_not_started():
-    rng = np.random.default_rng(4)
-    prior = po.DatabasePrior(2, 5, probs=rng.dirichlet(np.ones(32)))
+    prior = TIME_LIMITED_PRIOR
     lp, _ = block_program(prepare_request(prior, "hamming", "dp", epsilon=1.0), 1.0)
     full = solve_block_lp(lp)
     sol = solve_block_lp(lp, deadline=_RunsOutAfter(12))
@@ -645,18 +663,9 @@ def test_a_time_limited_design_returns_the_best_feasible_iterate(monkeypatch):
     """``block-ipm`` stopped by the time limit hands its best iterate to the driver, which
     verifies it and returns it (status ``time_limit``, the certificate's gap stated) instead
     of nothing."""
-    from privopt.methods.block_ipm import method as block_method
-
-    real = block_method.solve_block_lp
-
-    def stopped_early(lp, **options):
-        options["deadline"] = _RunsOutAfter(12)
-        return real(lp, **options)
-
-    rng = np.random.default_rng(4)
-    prior = po.DatabasePrior(2, 5, probs=rng.dirichlet(np.ones(32)))
+    prior = TIME_LIMITED_PRIOR
     optimum = po.design(prior, "hamming", "dp", epsilon=1.0, solver="block-ipm").distortion
-    monkeypatch.setattr(block_method, "solve_block_lp", stopped_early)
+    stop_block_ipm_after(monkeypatch)
     result = po.design(prior, "hamming", "dp", epsilon=1.0, solver="block-ipm", time_limit=600)
     assert result.status == "time_limit"
     assert result.message.endswith("(the mechanism is the best feasible one found)")
@@ -683,18 +692,9 @@ def test_a_time_limited_budget_request_returns_only_a_mechanism_within_the_budge
     the least level, so the closed forms of the least level (Wang et al.'s
     ``ε*(D) ≤ h⁻¹(D)``, 0.64 here against the 1.0 reached) are not held against it: with a
     budget 0.5 above D*(1) that raised a VerificationError."""
-    from privopt.methods.block_ipm import method as block_method
-
-    real = block_method.solve_block_lp
-
-    def stopped_early(lp, **options):
-        options["deadline"] = _RunsOutAfter(12)
-        return real(lp, **options)
-
-    rng = np.random.default_rng(4)
-    prior = po.DatabasePrior(2, 5, probs=rng.dirichlet(np.ones(32)))
+    prior = TIME_LIMITED_PRIOR
     budget = po.design(prior, "hamming", "dp", epsilon=1.0, solver="block-ipm").distortion + slack
-    monkeypatch.setattr(block_method, "solve_block_lp", stopped_early)
+    stop_block_ipm_after(monkeypatch)
     result = po.design(prior, "hamming", "dp", max_distortion=budget, solver="block-ipm")
     assert result.status == "time_limit"
     assert (result.mechanism is not None) == answered

@@ -141,17 +141,10 @@ def test_solve_human_output(capsys):
 def test_solve_human_output_of_a_time_limited_answer(tmp_path, capsys, monkeypatch):
     """A run stopped by the time limit prints the best feasible mechanism found, not called
     optimal, with its certificate's gap and the time-limit exit code."""
-    from privopt.methods.block_ipm import method as block_method
-    from tests.test_block_ipm import _RunsOutAfter
+    from tests.test_block_ipm import TIME_LIMITED_PRIOR, stop_block_ipm_after
 
-    real = block_method.solve_block_lp
-
-    def stopped_early(lp, **options):
-        options["deadline"] = _RunsOutAfter(12)
-        return real(lp, **options)
-
-    monkeypatch.setattr(block_method, "solve_block_lp", stopped_early)
-    probs = np.random.default_rng(4).dirichlet(np.ones(32))
+    stop_block_ipm_after(monkeypatch)
+    probs = TIME_LIMITED_PRIOR.probs
     path = tmp_path / "limited.toml"
     path.write_text(
         "[prior.database]\nm = 2\nn = 5\nprobs = ["
