@@ -17,7 +17,11 @@ from scipy import optimize
 import privopt as po
 from privopt.methods.base import Deadline
 from privopt.methods.block_ipm import dense_inverse
-from privopt.methods.block_ipm.interior_point import _lagrangian_bound, solve_block_lp
+from privopt.methods.block_ipm.interior_point import (
+    StopReason,
+    _lagrangian_bound,
+    solve_block_lp,
+)
 from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
 from privopt.methods.block_ipm.programs import PROGRAMS, block_program
 from privopt.request import prepare_request
@@ -346,14 +350,19 @@ def test_a_run_cut_short_is_finished_by_the_polish(notion):
 def test_a_run_whose_bound_lags_behind_its_iterate_stops_for_the_polish(notion):
     """Asked for an unreachable gap, the run stops once its iterate's complementarity is far
     below the certified gap (more steps would only shrink the products), not after the
-    stall count or the iteration limit; the polished bound stays below the optimum."""
+    stall count or the iteration limit; the polished bound stays below the optimum.
+
+    Which of the two early stops comes first at a gap of 1e-13 is round-off: with OpenBLAS's
+    Haswell or Zen kernels, PML's last steps lose their duals on every retry before the lag
+    test fires (``OPENBLAS_CORETYPE=Haswell`` reproduces it); with SkylakeX's the lag test
+    fires first. Both end the run early, for the polish, at the same optimum."""
     rng = np.random.default_rng(0)
     p = rng.dirichlet(np.ones(12))
     d = rng.uniform(0, 2, size=(12, 12))
     lp, _ = block_program(prepare_request(p, d, notion, epsilon=0.8), 0.8)
     optimum = reference_lp(notion, p, d, 0.8)
     sol = solve_block_lp(lp, tol=1e-16)
-    assert "lags behind" in sol.message and sol.polished
+    assert sol.stop in (StopReason.BOUND_LAGS, StopReason.DUALS_FELL_APART) and sol.polished
     assert sol.iterations < 20
     assert sol.gap <= 1e-10
     assert sol.bound <= optimum + 1e-9 * (1 + optimum) <= sol.objective + 2e-9 * (1 + optimum)
@@ -445,7 +454,7 @@ def test_a_newton_system_that_never_factorises_ends_the_run_with_a_message(monke
 
     monkeypatch.setattr(ip, "_Newton", failing_late)
     sol = solve_block_lp(lp, tol=1e-9)
-    assert sol.status == "stalled" and "could not be factorised" in sol.message
+    assert sol.status == "stalled" and sol.stop == StopReason.NOT_FACTORISABLE
     assert calls[-1] == pytest.approx(ip.PRIMAL_REGULARISATION * 100.0**ip.MAX_RETRIES)
     assert sol.gap <= 1e-3 and sol.V is not None
 
@@ -652,7 +661,7 @@ def test_an_iteration_that_cannot_end_in_time_is_not_started():
     sol = solve_block_lp(lp, deadline=_RunsOutAfter(12))
     assert full.status == "optimal" and full.iterations > 12
     assert sol.status == "time_limit" and sol.iterations == 11
-    assert sol.message == "time limit of 3600 s reached"
+    assert sol.stop == StopReason.TIME_LIMIT
     # by then an iterate met the rows: it is handed over with its (uncertified) bound
     assert sol.V is not None and sol.primal_residual <= 1e-9
     assert sol.bound <= full.objective + 1e-9 and sol.objective >= full.objective - 1e-9

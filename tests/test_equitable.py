@@ -280,21 +280,43 @@ def test_ids_number_the_distinct_values_whether_hashed_or_sorted(bits, monkeypat
 
 
 def test_the_refinement_honours_a_time_limit():
-    """2⁹ databases: assembling the LP takes ~0.4 s and refining it ~2.5 s. With a 0.5 s
-    limit the driver returns ``time_limit`` at the deadline, and the method's worker thread
-    must stop soon after too: the refinement checks the limit between half-rounds (without
-    that, the abandoned worker ran on for ~3 s)."""
-    import threading
-    import time
-
+    """The refinement asks its time limit after every half-round and gives up at the first
+    ``True`` (no clock: the test counts questions, so it does not depend on the machine's
+    speed or load). On 2⁹ databases refining takes many rounds, ~2.5 s; without the
+    questions an abandoned worker ran on for ~3 s."""
     prior = _exchangeable(9)
-    start = time.perf_counter()
-    res = po.design(prior, "hamming", "dp", epsilon=1.0, time_limit=0.5)
-    assert res.status == "time_limit" and res.mechanism is None
-    workers = [t for t in threading.enumerate() if t.name == "sparse-highs-symmetry"]
-    for worker in workers:
-        worker.join(timeout=10)
-    assert time.perf_counter() - start < 0.5 + 1.5
+    lp, _ = full_program(prepare_request(prior, "hamming", "dp", epsilon=1.0), 1.0)
+    asked: list[int] = []
+
+    def expired_after_three() -> bool:
+        asked.append(1)
+        return len(asked) >= 3
+
+    assert equitable_partition(lp, expired=expired_after_three) is None
+    assert len(asked) == 3  # stopped at the first True: no further round was started
+    never: list[int] = []
+    assert equitable_partition(lp, expired=lambda: never.append(1) or False) is not None
+    assert len(never) > 3  # the full refinement needs more rounds than the limit allowed
+
+
+def test_a_limit_spent_during_the_refinement_returns_time_limit_without_highs():
+    """Through the method: a deadline that passes during the refinement ends the point with
+    ``TIME_LIMIT`` before HiGHS is called."""
+    from privopt.methods.base import Deadline, Task
+
+    class _PassesAfter(Deadline):
+        def __init__(self, questions: int):
+            super().__init__(3600.0)
+            self.questions = questions
+
+        def expired(self) -> bool:
+            self.questions -= 1
+            return self.questions < 0
+
+    request = prepare_request(_exchangeable(6), "hamming", "dp", epsilon=1.0)
+    task = Task(request, epsilon=1.0, deadline=_PassesAfter(2))
+    answer = METHODS["sparse-highs-symmetry"].solve(task)
+    assert answer.status == po.Status.TIME_LIMIT and answer.matrix is None
 
 
 def test_an_instance_too_large_to_search_is_refused_with_that_reason(monkeypatch):

@@ -27,6 +27,7 @@ the asked relative gap of the best bound seen.
 
 from __future__ import annotations
 
+import enum
 import math
 import time
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from privopt.methods.block_ipm.polish import column_duals
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-__all__ = ["BlockLP", "BlockSolution", "solve_block_lp"]
+__all__ = ["BlockLP", "BlockSolution", "StopReason", "solve_block_lp"]
 
 #: Fraction of the step to the boundary (Mehrotra's η).
 STEP_FRACTION = 0.99
@@ -135,6 +136,26 @@ class BlockLP:
     slack_upper: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
+class StopReason(str, enum.Enum):
+    """Why :func:`solve_block_lp` stopped (a structured value: tests and callers compare it,
+    never the wording of :attr:`BlockSolution.message`)."""
+
+    #: The certified gap reached the tolerance.
+    GAP_REACHED = "gap_reached"
+    #: The certified bound lags far behind the iterate's own complementarity.
+    BOUND_LAGS = "bound_lags"
+    #: The certified gap stopped halving.
+    NO_PROGRESS = "no_progress"
+    #: A step's duals fell apart on every regularised retry.
+    DUALS_FELL_APART = "duals_fell_apart"
+    #: The Newton system could not be factorised, even regularised.
+    NOT_FACTORISABLE = "not_factorisable"
+    #: The deadline passed, or the next iteration would have ended after it.
+    TIME_LIMIT = "time_limit"
+    #: The iteration limit was reached.
+    ITERATION_LIMIT = "iteration_limit"
+
+
 @dataclass
 class BlockSolution:
     """What :func:`solve_block_lp` found.
@@ -162,6 +183,8 @@ class BlockSolution:
         otherwise).
     polished : bool
         Whether the bound comes from the per-column LP duals (a stalled run's finish).
+    stop : StopReason
+        Why the iterations stopped (before the polish).
     """
 
     status: str
@@ -173,6 +196,7 @@ class BlockSolution:
     seconds: float
     message: str = ""
     polished: bool = False
+    stop: StopReason = StopReason.ITERATION_LIMIT
 
     @property
     def gap(self) -> float:
@@ -523,6 +547,7 @@ def solve_block_lp(
             on_iteration(iteration, objective, best.bound)
         if best.V is not None and best.gap <= tol:
             best.status = "optimal"
+            best.stop = StopReason.GAP_REACHED
             break
         if (
             best.V is not None
@@ -532,6 +557,7 @@ def solve_block_lp(
             # the iterate's own duality gap is far below the certified one: the bound lags
             # behind the iterate (inexact duals), and only the polish can close it
             best.message = "the certified bound lags behind the iterate's complementarity"
+            best.stop = StopReason.BOUND_LAGS
             break
         if best.V is not None and best.gap < 0.5 * progress_gap:
             progress_gap, progress_iteration = best.gap, iteration
@@ -539,6 +565,7 @@ def solve_block_lp(
             STALL_ITERATIONS if best.gap <= GOOD_GAP else 3 * STALL_ITERATIONS
         ):
             best.message = f"no progress of the gap in {iteration - progress_iteration} iterations"
+            best.stop = StopReason.NO_PROGRESS
             break
         dual_residual = float(np.max(np.abs(rd)))
         if dual_residual > max(1e3 * least_dual_residual, DUAL_NOISE) and previous is not None:
@@ -547,6 +574,7 @@ def solve_block_lp(
             retries += 1
             if retries > MAX_RETRIES:
                 best.message = f"the step's duals fell apart after {MAX_RETRIES} retries"
+                best.stop = StopReason.DUALS_FELL_APART
                 break
             regularisation *= 1e2
             pt, rd, rdg, rp1, rp2 = previous
@@ -561,6 +589,7 @@ def solve_block_lp(
             # the best iterate in time (one that overran would be waited for by nobody)
             best.status = "time_limit"
             best.message = f"time limit of {deadline.seconds:g} s reached"
+            best.stop = StopReason.TIME_LIMIT
             break
         iteration_start = time.perf_counter()
         newton = None
@@ -577,6 +606,7 @@ def solve_block_lp(
                 regularisation *= 1e2
         if newton is None:
             best.message = "the Newton system could not be factorised"
+            best.stop = StopReason.NOT_FACTORISABLE
             break
         previous = (pt, rd, rdg, rp1, rp2)
         step, ap, ad = _mehrotra_step(newton, pt, n_compl)
