@@ -270,14 +270,14 @@ def estimate_bytes(request, model: str) -> float:
     return dense
 
 
-def memory_reason(request, model: str, limit: float) -> str | None:
-    """``None`` when a method of ``model`` fits in ``limit`` bytes, else why not.
+def memory_reason(need: float, limit: float) -> str | None:
+    """``None`` when ``need`` bytes fit in ``limit``, else why not.
 
     Parameters
     ----------
-    request : DesignRequest
-    model : str
-        As in :func:`estimate_bytes`.
+    need : float
+        A method's estimate (:func:`estimate_bytes`, or the method's own
+        ``memory_bytes``).
     limit : float
         The bound (bytes).
 
@@ -285,7 +285,6 @@ def memory_reason(request, model: str, limit: float) -> str | None:
     -------
     str or None
     """
-    need = estimate_bytes(request, model)
     if need <= limit:
         return None
     return (

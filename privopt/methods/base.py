@@ -332,6 +332,24 @@ class Method(abc.ABC):
             in messages (e.g. ``"needs a single secret (no joint prior)"``).
         """
 
+    def memory_bytes(self, request: DesignRequest) -> float:
+        """The memory the method needs for ``request`` (bytes, coarse): by default the
+        estimate of its :attr:`memory_model` (:func:`privopt.resources.estimate_bytes`); a
+        method whose footprint depends on more than the model overrides it.
+
+        Parameters
+        ----------
+        request : DesignRequest
+            The validated request.
+
+        Returns
+        -------
+        float
+        """
+        from privopt.resources import estimate_bytes
+
+        return estimate_bytes(request, self.memory_model)
+
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Whether to pick the method without being named (for a single design, or a
         ``sweep`` where warm starts change the balance). Each choice should rest on a

@@ -22,7 +22,7 @@ from privopt.methods.cvxpy_program.method import (
 )
 from privopt.methods.symmetric.verification import NOTION_ALIASES
 from privopt.request import DesignRequest
-from privopt.resources import estimate_bytes, format_bytes, max_memory, memory_reason
+from privopt.resources import format_bytes, max_memory, memory_reason
 
 __all__ = ["choose_methods", "applicable_methods", "why_not"]
 
@@ -53,7 +53,7 @@ def why_not(method: Method, request: DesignRequest, limit: float | None = None) 
         if not method.solves_budget(request):
             return "does not solve budget points of this notion"
     limit = max_memory() if limit is None else limit
-    return memory_reason(request, method.memory_model, limit)
+    return memory_reason(method.memory_bytes(request), limit)
 
 
 def applicable_methods(request: DesignRequest, limit: float | None = None) -> list[str]:
@@ -90,7 +90,7 @@ def _no_method(request: DesignRequest, limit: float) -> InputError:
     fitting = [m for m in METHODS.values() if m.unsupported(request) is None]
     size = ""
     if fitting:
-        cheapest = min(estimate_bytes(request, m.memory_model) for m in fitting)
+        cheapest = min(m.memory_bytes(request) for m in fitting)
         size = (
             f" needs about {format_bytes(cheapest)} with the cheapest method that applies, "
             f"above the memory bound of {format_bytes(limit)};"

@@ -25,6 +25,7 @@ from privopt.methods.base import (
     plain_linear_reason,
     register,
 )
+from privopt.methods.block_ipm.band import SCHUR_CHUNK_BYTES
 from privopt.methods.block_ipm.interior_point import (
     GOOD_GAP,
     BlockLP,
@@ -32,10 +33,15 @@ from privopt.methods.block_ipm.interior_point import (
     solve_block_lp,
 )
 from privopt.methods.block_ipm.kernels import DenseColumns
-from privopt.methods.block_ipm.programs import PROGRAMS, block_program, program_name
+from privopt.methods.block_ipm.programs import (
+    PROGRAMS,
+    band_width,
+    block_program,
+    program_name,
+)
 from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
-from privopt.resources import dense_pair_columns
+from privopt.resources import dense_pair_columns, estimate_bytes
 from privopt.status import Status
 from privopt.validation import level_tolerance
 
@@ -111,12 +117,38 @@ class BlockInteriorPoint(Method):
         reason = plain_linear_reason(request, PROGRAMS)
         if reason is not None:
             return reason
-        if dense_pair_columns(request) and request.prior.n_inputs > MAX_PAIR_INPUTS:
+        if (
+            dense_pair_columns(request)
+            and request.prior.n_inputs > MAX_PAIR_INPUTS
+            and band_width(request) is None
+        ):
             return (
                 f"{request.prior.n_inputs} inputs: a dense normal matrix per output column "
                 f"is held only up to {MAX_PAIR_INPUTS} inputs"
             )
         return None
+
+    def memory_bytes(self, request: DesignRequest) -> float:
+        """The ``"columns"`` estimate (:func:`privopt.resources.estimate_bytes`), with the
+        band kernel's factors (``2 b`` numbers per variable and column,
+        :mod:`~privopt.methods.block_ipm.band`) in place of a dense normal matrix and its
+        inverse per column where the pair rows are written in band form.
+
+        Parameters
+        ----------
+        request : DesignRequest
+
+        Returns
+        -------
+        float
+        """
+        need = estimate_bytes(request, self.memory_model)
+        width = band_width(request)
+        if width is None:
+            return need
+        entries, inputs = float(request.entries), float(request.prior.n_inputs)
+        dense_columns = 16.0 * entries * inputs
+        return need - dense_columns + 16.0 * entries * (width + 1) + 2 * SCHUR_CHUNK_BYTES
 
     def solves_budget(self, request: DesignRequest) -> bool:
         """Never: the method answers ε points only.
@@ -162,8 +194,14 @@ class BlockInteriorPoint(Method):
             # against 18.9 s; 5 points on an 8 × 8 map: 7.0 s against 53 s, one of them not
             # certified), and Clarabel through the cvxpy Parameter is slower (three points
             # on 2⁷ databases with an arbitrary prior: 10.4 s against 85.7 s)
-            if request.notion.name == "metric_dp":  # beyond 160 cells unmeasured
-                return 20 <= request.prior.n_inputs <= 160
+            if request.notion.name == "metric_dp":
+                # beyond 160 cells only where the pairs form a narrow band (a map's grid, a
+                # road network: the block-tridiagonal kernel, band.py): 12 × 12 Manhattan
+                # 4.9–6.2 s against 7.3–9.5 s with the dense kernel, 15 × 15 20 s against
+                # 34 s, 20 × 20 148 s against 310 s (2 shared cores, under load); the sparse
+                # LPs took 225 s at 15 × 15
+                cells = request.prior.n_inputs
+                return 20 <= cells <= 160 or (cells > 160 and band_width(request) is not None)
             # 2⁹ databases with a Dirichlet prior: 480 s, certified (4e-10), 3.7 GB, while
             # Clarabel through the cvxpy program had no answer at its 900 s time limit. From
             # 25 inputs on it beats the defaults below it on database neighbours (PD-DP,

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from privopt.methods.block_ipm.band import BandColumns, band_is_cheaper, band_order
 from privopt.methods.block_ipm.interior_point import BlockLP
 from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
 from privopt.resources import all_pairs
@@ -42,7 +43,14 @@ from privopt.resources import all_pairs
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.request import DesignRequest
 
-__all__ = ["ALL_PAIRS_PROGRAMS", "PROGRAMS", "block_program", "program_name"]
+__all__ = [
+    "ALL_PAIRS_PROGRAMS",
+    "PROGRAMS",
+    "band_width",
+    "block_program",
+    "pair_kernel",
+    "program_name",
+]
 
 
 def _pairs_on_support(relation, support: np.ndarray):
@@ -56,6 +64,68 @@ def _pairs_on_support(relation, support: np.ndarray):
     return index[rel.left], index[rel.right], np.ones(rel.left.size)
 
 
+def pair_kernel(
+    n: int, left: np.ndarray, right: np.ndarray, alpha: np.ndarray, beta: np.ndarray
+) -> DenseColumns:
+    """The kernel of pair rows ``alpha v[left] − beta v[right] ≤ 0``: block tridiagonal
+    (:class:`~privopt.methods.block_ipm.band.BandColumns`) when the pairs form a graph of
+    narrow band under reverse Cuthill–McKee (a map's grid, a road network) and that saves
+    work (:func:`~privopt.methods.block_ipm.band.band_is_cheaper`), dense otherwise.
+
+    Parameters
+    ----------
+    n : int
+        The variables of a column.
+    left, right : numpy.ndarray of int
+        The pairs' variables.
+    alpha, beta : numpy.ndarray
+        Their positive coefficients.
+
+    Returns
+    -------
+    DenseColumns
+        A :class:`~privopt.methods.block_ipm.band.BandColumns` or a plain
+        :class:`~privopt.methods.block_ipm.kernels.DenseColumns`.
+    """
+    order, width = band_order(n, left, right)
+    if band_is_cheaper(n, width):
+        return BandColumns(n, left, right, alpha, beta, order=order)
+    return DenseColumns(n, left, right, alpha, beta)
+
+
+def band_width(request: DesignRequest) -> int | None:
+    """The half-bandwidth of ``request``'s pair rows when block-ipm writes them with the band
+    kernel (:func:`pair_kernel`), else ``None`` (not a pair notion, or the dense kernel).
+
+    The pairs are counted at every level (a program drops the pairs whose exponent ``ε·d``
+    exceeds 20, which only narrows the band).
+
+    Parameters
+    ----------
+    request : DesignRequest
+
+    Returns
+    -------
+    int or None
+    """
+    from privopt.resources import dense_pair_columns
+
+    if not dense_pair_columns(request):
+        return None
+    if request.notion.name == "metric_dp":
+        from privopt.notions.metric_dp import constraint_pairs
+
+        relation = constraint_pairs(dict(request.options), request.prior.secret_support)
+    elif request.neighbors is not None:
+        relation = request.neighbors
+    else:
+        return None
+    support = np.flatnonzero(request.prior.probs > 0)
+    left, right, _ = _pairs_on_support(relation, support)
+    _, width = band_order(support.size, left, right)
+    return width if band_is_cheaper(support.size, width) else None
+
+
 def _coupling(S: int):
     return np.arange(S), np.ones(S)
 
@@ -63,7 +133,7 @@ def _coupling(S: int):
 def _dp(request, p, eps, support) -> tuple:
     left, right, _ = _pairs_on_support(request.neighbors, support)
     S = p.size
-    return DenseColumns(S, left, right, np.ones(left.size), np.full(left.size, np.exp(eps))), 0
+    return pair_kernel(S, left, right, np.ones(left.size), np.full(left.size, np.exp(eps))), 0
 
 
 def _identifiability(request, p, eps, support) -> tuple:
@@ -71,7 +141,7 @@ def _identifiability(request, p, eps, support) -> tuple:
     alpha = p[left]
     beta = np.exp(eps) * p[right]
     top = np.maximum(alpha, beta)  # rows scaled to largest coefficient 1
-    return DenseColumns(p.size, left, right, alpha / top, beta / top), 0
+    return pair_kernel(p.size, left, right, alpha / top, beta / top), 0
 
 
 def _metric(request, p, eps, support) -> tuple:
@@ -81,7 +151,7 @@ def _metric(request, p, eps, support) -> tuple:
     left, right, weights = _pairs_on_support(pairs, support)
     keep = written(weights, eps)  # the pairs with ε·d ≤ 20: a relaxation beyond
     left, right, weights = left[keep], right[keep], weights[keep]
-    return DenseColumns(p.size, left, right, np.ones(left.size), np.exp(eps * weights)), 0
+    return pair_kernel(p.size, left, right, np.ones(left.size), np.exp(eps * weights)), 0
 
 
 def _output_law(two_sided: bool):
