@@ -109,7 +109,14 @@ class LocationGrid:
             raise InputError(f"a grid takes norm 'euclidean' or 'manhattan', got {norm!r}", "norm")
         if norm == "manhattan":
             return self._manhattan()
-        return Metric.from_points(self.points, norm, labels=self.labels)
+        euclidean = Metric.from_points(self.points, norm, labels=self.labels)
+        return Metric(
+            euclidean.matrix,
+            self.labels,
+            "euclidean",
+            check=False,
+            lattice=(self.rows, self.cols, np.arange(self.size)),
+        )
 
     def _manhattan(self) -> Metric:
         """The Manhattan distance between centres, which is the path metric of the grid's

@@ -42,6 +42,10 @@ EARTH_RADIUS_KM = 6371.0088
 METRIC_TOLERANCE = 1e-9
 #: Largest alphabet whose triangle inequality / geodesic pairs are computed (O(k³) work).
 MAX_METRIC_SIZE = 4000
+#: Stretch of the 8-neighbour grid (king moves) as a spanner of the Euclidean distances
+#: between cells: a path of ``dy`` diagonal and ``dx − dy`` straight steps against the
+#: segment, at most ``√(4 − 2√2) ≈ 1.0824`` (at ``dx/dy = 1 + √2``).
+KING_STRETCH = float(np.sqrt(4.0 - 2.0 * np.sqrt(2.0)))
 
 
 class MetricPairs(NeighborRelation):
@@ -151,6 +155,11 @@ class Metric:
     edges : tuple of numpy.ndarray, optional
         For a graph metric, the undirected edges ``(a, b)``: the constraint pairs are the
         edges as short as the path between their ends.
+    lattice : tuple, optional
+        For Euclidean distances between cells of a ``rows × cols`` grid: ``(rows, cols,
+        cells)`` with ``cells`` the grid cell (row by row) of each secret. The constraint
+        pairs and the spanners are then found from the lattice (:meth:`pairs`,
+        :meth:`spanner`) instead of by the ``O(k³)`` search.
     """
 
     def __init__(
@@ -161,6 +170,7 @@ class Metric:
         field: str = "privacy.metric",
         check: bool = True,
         edges: tuple[np.ndarray, np.ndarray] | None = None,
+        lattice: tuple[int, int, np.ndarray] | None = None,
     ):
         try:
             d = np.array(matrix, dtype=float)
@@ -195,6 +205,7 @@ class Metric:
         self.matrix = d
         self.matrix.setflags(write=False)
         self._edges = edges
+        self._lattice = lattice
 
     @staticmethod
     def _check(d: np.ndarray, field: str) -> None:
@@ -384,6 +395,9 @@ class Metric:
             both = np.unique(np.stack([left, right], axis=1), axis=0)
             left, right = both[:, 0], both[:, 1]
             return MetricPairs(k, left, right, d[left, right])
+        if self._lattice is not None:
+            left, right = _lattice_pairs(*self._lattice)
+            return MetricPairs(k, left, right, d[left, right])
         if k > MAX_METRIC_SIZE:
             raise InputError(
                 f"{k} secrets: finding the constraint pairs is O(k³); use a graph metric or "
@@ -423,7 +437,18 @@ class Metric:
         """
         keep = np.asarray(keep, dtype=np.int64)
         labels = None if self.labels is None else [self.labels[i] for i in keep]
-        return Metric(self.matrix[np.ix_(keep, keep)], labels, self.kind, self.field, check=False)
+        lattice = None
+        if self._lattice is not None:
+            rows, cols, cells = self._lattice
+            lattice = (rows, cols, cells[keep])
+        return Metric(
+            self.matrix[np.ix_(keep, keep)],
+            labels,
+            self.kind,
+            self.field,
+            check=False,
+            lattice=lattice,
+        )
 
     def pairs_on(self, keep, stretch: float | None = None) -> MetricPairs:
         """The constraint pairs among the secrets ``keep`` (original indices).
@@ -483,6 +508,13 @@ class Metric:
         k = self.size
         if stretch <= 1.0:
             return self.pairs
+        if self._lattice is not None and stretch >= KING_STRETCH * (1 + METRIC_TOLERANCE):
+            rows, cols, cells = self._lattice
+            if cells.size == rows * cols:
+                # every cell is a secret: the 8-neighbour grid is a KING_STRETCH-spanner
+                a, b = _king_edges(rows, cols, cells)
+                left, right = np.concatenate([a, b]), np.concatenate([b, a])
+                return MetricPairs(k, left, right, d[left, right], "spanner")
         # candidates: the exact constraint pairs suffice (every other pair is a sum along a
         # geodesic of them), one order each, by increasing distance
         base = self.pairs
@@ -638,3 +670,50 @@ def _edge_arrays(k: int, edges, field: str) -> tuple[np.ndarray, np.ndarray, np.
         np.concatenate([b_arr, a_arr]).astype(np.int64),
         np.concatenate([w_arr, w_arr]),
     )
+
+
+def _lattice_pairs(rows: int, cols: int, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The constraint pairs of Euclidean distances between the cells ``cells`` of a
+    ``rows × cols`` grid: the ordered pairs with no other of the cells on the segment between
+    them. The lattice points strictly inside the segment from ``a`` to ``b`` are
+    ``a + t (b − a)/g`` for ``t = 1 … g − 1``, ``g = gcd(|Δr|, |Δc|)``: a pair with ``g = 1``
+    always counts, another when none of those points is one of the cells."""
+    cells = np.asarray(cells, dtype=np.int64)
+    k = cells.size
+    r, c = np.divmod(cells, cols)
+    present = np.zeros(rows * cols, dtype=bool)
+    present[cells] = True
+    lefts, rights = [], []
+    for start in range(0, k, max(1, int(2**22 // max(k, 1)))):
+        i = np.arange(start, min(k, start + max(1, int(2**22 // max(k, 1)))))
+        ii, jj = np.meshgrid(i, np.arange(k), indexing="ij")
+        ii, jj = ii.ravel(), jj.ravel()
+        other = ii != jj
+        ii, jj = ii[other], jj[other]
+        dr, dc = r[jj] - r[ii], c[jj] - c[ii]
+        g = np.gcd(np.abs(dr), np.abs(dc))
+        blocked = np.zeros(ii.size, dtype=bool)
+        for t in range(1, int(g.max(initial=1))):
+            inside = g > t
+            step_r, step_c = dr[inside] // g[inside], dc[inside] // g[inside]
+            point = (r[ii[inside]] + t * step_r) * cols + c[ii[inside]] + t * step_c
+            blocked[inside] |= present[point]
+        lefts.append(ii[~blocked])
+        rights.append(jj[~blocked])
+    return np.concatenate(lefts), np.concatenate(rights)
+
+
+def _king_edges(rows: int, cols: int, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 8-neighbour edges of a full ``rows × cols`` grid, in the secrets' indices."""
+    index = np.empty(rows * cols, dtype=np.int64)
+    index[cells] = np.arange(cells.size)
+    grid = np.arange(rows * cols).reshape(rows, cols)
+    pairs = [
+        (grid[:, :-1], grid[:, 1:]),
+        (grid[:-1, :], grid[1:, :]),
+        (grid[:-1, :-1], grid[1:, 1:]),
+        (grid[:-1, 1:], grid[1:, :-1]),
+    ]
+    a = np.concatenate([p[0].ravel() for p in pairs])
+    b = np.concatenate([p[1].ravel() for p in pairs])
+    return index[a], index[b]

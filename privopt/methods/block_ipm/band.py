@@ -67,7 +67,8 @@ def band_order(n: int, left: ArrayLike, right: ArrayLike) -> tuple[np.ndarray, i
     Returns
     -------
     numpy.ndarray
-        ``order``: the variable at each position (reverse Cuthill–McKee).
+        ``order``: the variable at each position (reverse Cuthill–McKee, or the given
+        numbering where that is narrower).
     int
         The half-bandwidth ``b ≥ 1``: ``|position(a) − position(b)| ≤ b`` for every pair.
     """
@@ -79,11 +80,21 @@ def band_order(n: int, left: ArrayLike, right: ArrayLike) -> tuple[np.ndarray, i
         (np.ones(2 * left.size), (np.concatenate([left, right]), np.concatenate([right, left]))),
         shape=(n, n),
     )
-    order = np.asarray(reverse_cuthill_mckee(adjacency, symmetric_mode=True), dtype=np.int64)
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
-    width = int(np.max(np.abs(position[left] - position[right]), initial=1))
-    return order, max(width, 1)
+    rcm = np.asarray(reverse_cuthill_mckee(adjacency, symmetric_mode=True), dtype=np.int64)
+    best_order, best_width = np.arange(n), _width(np.arange(n), left, right)
+    width = _width(rcm, left, right)
+    if width < best_width:
+        # the given numbering is kept when it is narrower: a map's cells row by row have
+        # half-bandwidth cols + 1 with their 8 neighbours, where reverse Cuthill–McKee's
+        # level sets (anti-diagonals) give 2·cols − 1
+        best_order, best_width = rcm, width
+    return best_order, best_width
+
+
+def _width(order: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
+    position = np.empty(order.size, dtype=np.int64)
+    position[order] = np.arange(order.size)
+    return max(int(np.max(np.abs(position[left] - position[right]), initial=1)), 1)
 
 
 def band_is_cheaper(n: int, width: int) -> bool:
