@@ -383,23 +383,32 @@ def _add_inverses(inverse: np.ndarray, below: np.ndarray, lower: np.ndarray) -> 
     """Add the lower block triangle of ``H_u⁻¹ = L_u⁻ᵀ L_u⁻¹`` of a few columns to ``lower``.
 
     ``X = L⁻¹`` is block lower triangular: its block row ``i`` is
-    ``L_ii⁻¹ (E_i − L_{i,i−1} X_{i−1})``, nonzero in the first ``i + 1`` block columns. Then
-    ``Y = H⁻¹`` solves ``Lᵀ Y = X``: ``Y_i = L_ii⁻ᵀ (X_i − L_{i+1,i}ᵀ Y_{i+1})``, and its block
-    row ``i`` restricted to the first ``i + 1`` block columns needs only ``Y_{i+1}``
-    restricted to the same columns — the lower block triangle is formed alone."""
+    ``X_i = M_i X_{i−1}`` on the first ``i`` block columns, with
+    ``M_i = −L_ii⁻¹ L_{i,i−1}``, and ``L_ii⁻¹`` on block column ``i``. Then ``Y = H⁻¹`` solves
+    ``Lᵀ Y = X``: ``Y_i = L_ii⁻ᵀ X_i − N_i Y_{i+1}`` with ``N_i = L_ii⁻ᵀ L_{i+1,i}ᵀ``, where
+    ``L_ii⁻ᵀ X_i = (L_ii⁻ᵀ M_i) X_{i−1}`` on the first ``i`` block columns. Restricted to the
+    first ``i + 1`` block columns, block row ``i`` of ``Y`` needs only ``Y_{i+1}`` restricted
+    to the same columns: the lower block triangle is formed alone, in three products of a
+    ``b × b`` block by a block row per step (the ``b × b`` products are negligible)."""
     c, nb, b = inverse.shape[0], inverse.shape[1], inverse.shape[2]
     N = nb * b
+    inverse_t = np.swapaxes(inverse, 2, 3)
     X = np.zeros((c, nb, b, N))
-    for i in range(nb):
+    X[:, 0, :, :b] = inverse[:, 0]
+    for i in range(1, nb):
         width = i * b
-        if i > 0:
-            T = below[:, i - 1] @ X[:, i - 1, :, :width]
-            X[:, i, :, :width] = -(inverse[:, i] @ T)
+        step = -(inverse[:, i] @ below[:, i - 1])  # M_i
+        X[:, i, :, :width] = step @ X[:, i - 1, :, :width]
         X[:, i, :, width : width + b] = inverse[:, i]
     for i in range(nb - 1, -1, -1):
-        width = (i + 1) * b
-        rhs = X[:, i, :, :width]
+        width = i * b
+        Y = np.empty((c, b, width + b))
+        if i > 0:
+            A = inverse_t[:, i] @ (-(inverse[:, i] @ below[:, i - 1]))  # L_ii⁻ᵀ M_i
+            np.matmul(A, X[:, i - 1, :, :width], out=Y[:, :, :width])
+        Y[:, :, width:] = inverse_t[:, i] @ inverse[:, i]
         if i < nb - 1:
-            rhs = rhs - np.swapaxes(below[:, i], 1, 2) @ X[:, i + 1, :, :width]
-        X[:, i, :, :width] = np.swapaxes(inverse[:, i], 1, 2) @ rhs
-        lower[i * b : width, :width] += X[:, i, :, :width].sum(axis=0)
+            N_i = inverse_t[:, i] @ np.swapaxes(below[:, i], 1, 2)
+            Y -= N_i @ X[:, i + 1, :, : width + b]
+        X[:, i, :, : width + b] = Y
+        lower[width : width + b, : width + b] += Y.sum(axis=0)
