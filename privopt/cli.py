@@ -235,7 +235,7 @@ def _about(path: str | None):
         yield
     except InputError as exc:
         if path and not str(exc).startswith(f"{path}:"):
-            err = InputError(f"{path}: {exc}")
+            err = InputError(f"{path}: {exc}", code=exc.code)
             err.field = exc.field
             raise err from None
         raise

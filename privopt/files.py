@@ -317,9 +317,9 @@ class ProblemSpec:
 
 
 # --- errors ----------------------------------------------------------------------------------
-def _error(path: str, key: str | None, message: str) -> InputError:
+def _error(path: str, key: str | None, message: str, code: str | None = None) -> InputError:
     text = f"{path}: {key}: {message}" if key else f"{path}: {message}"
-    err = InputError(text)
+    err = InputError(text, code=code)
     err.field = key
     return err
 
@@ -329,7 +329,7 @@ def _rewrap(path: str, exc: InputError) -> InputError:
     text = str(exc)
     if text.startswith(f"{path}:"):
         return exc
-    err = InputError(f"{path}: {text}")
+    err = InputError(f"{path}: {text}", code=exc.code)
     err.field = exc.field
     return err
 
@@ -487,8 +487,8 @@ class _Parser:
             raise self.err(key, f"{value}: rows have different lengths")
         return out
 
-    def err(self, key: str | None, message: str) -> InputError:
-        return _error(self.path, key, message)
+    def err(self, key: str | None, message: str, code: str | None = None) -> InputError:
+        return _error(self.path, key, message, code)
 
     # --- generic checks ----------------------------------------------------------------------
     def check_keys(self, table: dict, section: str) -> None:
