@@ -880,9 +880,7 @@ class LocationPoints(_LocationMap):
                     "weights are numbers", f"{field}.weights", code="not_a_number"
                 ) from None
             if self.weights.shape != (k,):
-                raise InputError(
-                    f"{self.weights.size} weights for {k} places", f"{field}.weights"
-                )
+                raise InputError(f"{self.weights.size} weights for {k} places", f"{field}.weights")
             if not np.isfinite(self.weights).all():
                 raise InputError("weights are finite", f"{field}.weights", code="not_a_number")
             if (self.weights < 0).any():
@@ -894,9 +892,7 @@ class LocationPoints(_LocationMap):
                 )
             if self.weights.sum() <= 0:
                 raise InputError("the weights are all zero", f"{field}.weights")
-        self._labels = (
-            [str(i) for i in range(k)] if labels is None else [str(s) for s in labels]
-        )
+        self._labels = [str(i) for i in range(k)] if labels is None else [str(s) for s in labels]
         if len(self._labels) != k or len(set(self._labels)) != k:
             raise InputError(f"give {k} distinct labels", f"{field}.labels")
         if coordinates == "latlon":

@@ -112,6 +112,10 @@ def _delimiter(line: str) -> str:
     return ","
 
 
+def _cells(line: str, delimiter: str) -> list[str]:
+    return next(csv.reader(io.StringIO(line), delimiter=delimiter))
+
+
 def _number(cell: str) -> float | None:
     try:
         value = float(cell)
@@ -157,7 +161,7 @@ def parse_location_csv(
     delimiter = _delimiter(numbered[0][1])
     try:
         rows = [
-            (number, [cell.strip() for cell in next(csv.reader(io.StringIO(line), delimiter=delimiter))])
+            (number, [cell.strip() for cell in _cells(line, delimiter)])
             for number, line in numbered
         ]
     except (csv.Error, StopIteration) as exc:
@@ -180,7 +184,7 @@ def parse_location_csv(
                 return lowered.index(alias)
         return None
 
-    def resolve(column, role: str) -> int:
+    def resolve(column) -> int:
         if isinstance(column, str):
             if not has_header or column.lower() not in lowered:
                 raise InputError(
@@ -198,11 +202,11 @@ def parse_location_csv(
                 "columns are (first, second) or (first, second, weight): indices or names",
                 "columns",
             )
-        first, second = resolve(columns[0], "first"), resolve(columns[1], "second")
+        first, second = resolve(columns[0]), resolve(columns[1])
         if len(columns) == 3:
-            weight_col = resolve(columns[2], "weight")
+            weight_col = resolve(columns[2])
         if coordinates is None and has_header:
-            pair = (lowered[first] if first < len(lowered) else "", lowered[second] if second < len(lowered) else "")
+            pair = tuple(lowered[i] if i < len(lowered) else "" for i in (first, second))
             if pair[0] in COLUMN_NAMES["latitude"] and pair[1] in COLUMN_NAMES["longitude"]:
                 coordinates = "latlon"
             elif pair == ("x", "y"):
@@ -221,8 +225,10 @@ def parse_location_csv(
         elif x is not None and y is not None and coordinates != "latlon":
             first, second, roles, coordinates = x, y, ("x", "y"), "xy"
         else:
-            want = "latitude and longitude" if coordinates == "latlon" else (
-                "x and y" if coordinates == "xy" else "latitude and longitude, or x and y"
+            want = (
+                "latitude and longitude"
+                if coordinates == "latlon"
+                else ("x and y" if coordinates == "xy" else "latitude and longitude, or x and y")
             )
             raise InputError(
                 f"the header {header_row} names no {want} columns (or give columns=)",
@@ -240,9 +246,6 @@ def parse_location_csv(
         first, second = 0, 1
         roles = ("latitude", "longitude") if coordinates == "latlon" else ("x", "y")
 
-    def column_name(index: int, role: str) -> str:
-        return role if role else (lowered[index] if has_header else f"column {index + 1}")
-
     points = np.empty((len(data), 2))
     weights = None if weight_col is None else np.empty(len(data))
     labels = None if label_col is None else []
@@ -250,7 +253,7 @@ def parse_location_csv(
     wanted = [(0, first, roles[0]), (1, second, roles[1])]
     for row_index, (number, cells) in enumerate(data):
         for slot, col, role in wanted:
-            at = f"{source}[line {number}].{column_name(col, role)}"
+            at = f"{source}[line {number}].{role}"
             if col >= len(cells) or cells[col] == "":
                 raise InputError(
                     f"line {number} has no {role} value (column {col + 1})", at, "missing_value"

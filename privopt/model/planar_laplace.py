@@ -294,10 +294,8 @@ def _grid_masses(location, eps: float) -> np.ndarray:
     unique_codes, inverse = np.unique(codes, return_inverse=True)
     ry, rx = np.divmod(unique_codes, len(x_spans))
     (x0, x1), (y0, y1) = x_spans[rx].T, y_spans[ry].T
-    rectangles = np.stack(
-        [np.stack([x0, y0], 1), np.stack([x1, y0], 1), np.stack([x1, y1], 1), np.stack([x0, y1], 1)],
-        axis=1,
-    )
+    corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]  # counter-clockwise
+    rectangles = np.stack([np.stack(corner, axis=1) for corner in corners], axis=1)
     masses = polygon_masses(np.zeros((1, 2)), list(rectangles), eps)[0]
     return masses[inverse.reshape(-1)].reshape(location.size, grid.size)
 

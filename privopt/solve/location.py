@@ -171,7 +171,8 @@ class LaplaceComparison:
             ratios = []
             for row in (self.laplace, self.laplace_remapped):
                 if row.quality_loss:
-                    ratios.append(f"{100 * best.quality_loss / row.quality_loss:.1f} % of {row.name}'s")
+                    share = 100 * best.quality_loss / row.quality_loss
+                    ratios.append(f"{share:.1f} % of {row.name}'s")
             if ratios:
                 lines.append("  the optimal E[d] is " + ", ".join(ratios))
         lines.append(
