@@ -806,6 +806,48 @@ class LocationGrid(_LocationMap):
         probs = self.counts.ravel() / self.counts.sum()
         return Prior(probs, labels=self.labels)
 
+    def grid_edges(self) -> np.ndarray:
+        """The edges of the 4-neighbour grid graph: ``[a, b, cell_size]`` per pair of cells
+        that share a side (its shortest-path metric is the Manhattan distance).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``n_edges × 3`` (indices as floats, then the weight).
+        """
+        index = np.arange(self.size).reshape(self.rows, self.cols)
+        across = np.stack([index[:, :-1].ravel(), index[:, 1:].ravel()], axis=1)
+        down = np.stack([index[:-1, :].ravel(), index[1:, :].ravel()], axis=1)
+        pairs = np.concatenate([across, down]).astype(float)
+        return np.concatenate([pairs, np.full((pairs.shape[0], 1), self.cell_size)], axis=1)
+
+    def metric(self, norm: str | None = None) -> Metric:
+        """The distance between cell centres.
+
+        ``manhattan`` is built as the shortest-path metric of the 4-neighbour grid graph
+        (:meth:`grid_edges`; the same distances), so that its constraint pairs are the
+        graph's edges.
+
+        Parameters
+        ----------
+        norm : {"euclidean", "manhattan", "haversine"}, optional
+            Default ``"euclidean"``; ``haversine`` needs a geographic grid
+            (:meth:`from_checkins` on latitude/longitude).
+
+        Returns
+        -------
+        Metric
+        """
+        if norm == "manhattan" and self.size > 1:
+            edges = self.grid_edges()
+            return Metric.from_graph(
+                self.size,
+                [[int(a), int(b), w] for a, b, w in edges],
+                labels=self.labels,
+                field="privacy.metric",
+            )
+        return super().metric(norm)
+
     def as_map(self, values) -> np.ndarray:
         """A vector over the cells as a ``rows × cols`` array (row 0 first).
 

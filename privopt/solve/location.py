@@ -38,7 +38,13 @@ from privopt.model import Mechanism, Metric
 from privopt.model.location import pairwise_distances
 from privopt.model.planar_laplace import planar_laplace
 
-__all__ = ["MechanismSummary", "LaplaceComparison", "compare_with_laplace", "laplace_level"]
+__all__ = [
+    "MechanismSummary",
+    "LaplaceComparison",
+    "compare_with_laplace",
+    "comparison_table",
+    "laplace_level",
+]
 
 #: Candidates per block when the adversary's guesses are scored (bounds the memory).
 _CANDIDATE_BLOCK = 2048
@@ -135,52 +141,64 @@ class LaplaceComparison:
         }
 
     def table(self) -> str:
-        """The comparison as an aligned text table.
+        """The comparison as an aligned text table (:func:`comparison_table`).
 
         Returns
         -------
         str
         """
+        return comparison_table(self.to_dict())
 
-        def shown(value) -> str:
-            return "—" if value is None else f"{value:.6f}"
 
-        head = (
-            f"the planar Laplace baseline at the same guarantee (ε = {self.epsilon:.6g} per "
-            f"unit of distance; Laplace ε' = {self.laplace_epsilon:.6g})"
-        )
-        width = max(len(r.name) for r in self.rows) + 2
-        lines = [
-            head,
-            "  "
-            + "mechanism".ljust(width)
-            + "E[d] (loss)".rjust(14)
-            + "adversary's error".rjust(20)
-            + "level".rjust(12),
-        ]
-        for row in self.rows:
-            lines.append(
-                "  "
-                + row.name.ljust(width)
-                + shown(row.quality_loss).rjust(14)
-                + shown(row.adversary_error).rjust(20)
-                + shown(row.metric_level).rjust(12)
-            )
-        best = self.optimal
-        if best is not None and best.quality_loss is not None:
-            ratios = []
-            for row in (self.laplace, self.laplace_remapped):
-                if row.quality_loss:
-                    share = 100 * best.quality_loss / row.quality_loss
-                    ratios.append(f"{share:.1f} % of {row.name}'s")
-            if ratios:
-                lines.append("  the optimal E[d] is " + ", ".join(ratios))
+def comparison_table(data: dict) -> str:
+    """A :meth:`LaplaceComparison.to_dict` as an aligned text table (``privopt solve``).
+
+    Parameters
+    ----------
+    data : dict
+
+    Returns
+    -------
+    str
+    """
+
+    def shown(value) -> str:
+        return "—" if value is None else f"{value:.6f}"
+
+    rows = data["mechanisms"]
+    width = max(len(r["mechanism"]) for r in rows) + 2
+    lines = [
+        f"the planar Laplace baseline at the same guarantee (ε = {data['epsilon']:.6g} per "
+        f"unit of distance; the Laplace noise at ε' = {data['laplace_epsilon']:.6g})",
+        "  "
+        + "mechanism".ljust(width)
+        + "E[d] (loss)".rjust(14)
+        + "adversary's error".rjust(20)
+        + "level".rjust(12),
+    ]
+    for row in rows:
         lines.append(
-            "  E[d]: the quality loss; adversary's error: the expected distance between the "
-            "place and the guess of a Bayesian adversary who knows the prior and the "
-            "mechanism (larger is more private); level: ε re-measured on the metric"
+            "  "
+            + row["mechanism"].ljust(width)
+            + shown(row["quality_loss"]).rjust(14)
+            + shown(row["adversary_error"]).rjust(20)
+            + shown(row["metric_level"]).rjust(12)
         )
-        return "\n".join(lines)
+    best = rows[0] if rows[0]["mechanism"] == "optimal" else None
+    if best is not None and best["quality_loss"] is not None:
+        ratios = [
+            f"{100 * best['quality_loss'] / row['quality_loss']:.1f} % of {row['mechanism']}'s"
+            for row in rows[1:]
+            if row["quality_loss"]
+        ]
+        if ratios:
+            lines.append("  the optimal E[d] is " + ", ".join(ratios))
+    lines += [
+        "  E[d]: the quality loss. adversary's error: the expected distance from the place to",
+        "  the guess of a Bayesian adversary who knows the prior and the mechanism (larger is",
+        "  more private). level: the least ε of metric privacy, re-measured on every pair.",
+    ]
+    return "\n".join(lines)
 
 
 def laplace_level(location, metric: Metric, epsilon: float) -> float:
@@ -218,6 +236,8 @@ def laplace_level(location, metric: Metric, epsilon: float) -> float:
             with np.errstate(invalid="ignore"):
                 ratio = min(ratio, float(np.min(d[apart] / d_plane[apart])))
     if not np.isfinite(ratio):  # one place, or every metric distance infinite
+        ratio = 1.0
+    if abs(ratio - 1.0) < 1e-12:  # the plane's own distance, up to rounding
         ratio = 1.0
     if ratio <= 0:
         raise InputError(
