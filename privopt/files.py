@@ -993,7 +993,7 @@ class _Parser:
         for key in ("rows", "cols"):
             if key not in out:
                 raise self.err(f"{full}.{key}", "missing: give rows and cols (or cell_size alone)")
-        origin = self.vector(out, "origin", full) if "origin" in out else (0.0, 0.0)
+        origin = self.vector(out, "origin", full) if "origin" in out else None
         return self.located(lambda: OutputGrid(out["rows"], out["cols"], cell, origin, full))
 
     def metric_value(self, value, key: str):

@@ -514,3 +514,15 @@ def test_mechanism_heatmap():
     assert np.allclose(fig.axes[0].images[0].get_array(), result.mechanism.matrix)
     with pytest.raises(po.InputError):
         plot_mechanism(None)
+
+
+def test_the_docs_figure_script_draws(tmp_path):
+    """docs/_scripts/location_figure.py (the figure of docs/location.md) still runs."""
+    import importlib.util
+
+    script = ROOT / "docs" / "_scripts" / "location_figure.py"
+    spec = importlib.util.spec_from_file_location("location_figure", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = module.draw(tmp_path / "figure.png", levels=(0.6, 1.2))
+    assert out.read_bytes()[:8] == PNG

@@ -284,9 +284,9 @@ class OutputGrid:
         Numbers of rows and columns, each ``≥ 1``.
     cell_size : float
         The side of a cell (the map's unit; km for a geographic map).
-    origin : pair of float
-        The corner of cell ``(0, 0)`` with the least ``x`` and ``y`` (default ``(0, 0)``,
-        the corner of a :class:`LocationGrid`).
+    origin : pair of float, optional
+        The corner of cell ``(0, 0)`` with the least ``x`` and ``y``. Default: the corner of
+        the map the grid is given to (its least ``x`` and ``y``; ``(0, 0)`` on its own).
     field : str
         The key named in messages.
     """
@@ -296,13 +296,16 @@ class OutputGrid:
         rows: int,
         cols: int,
         cell_size: float = 1.0,
-        origin: Sequence[float] = (0.0, 0.0),
+        origin: Sequence[float] | None = None,
         field: str = "outputs",
     ):
         self.rows = _count(rows, f"{field}.rows")
         self.cols = _count(cols, f"{field}.cols")
         self.cell_size = _positive(cell_size, f"{field}.cell_size")
-        self.origin = _pair(origin, f"{field}.origin")
+        #: Whether the origin was given (else the map's corner is taken).
+        self.anchored = origin is not None
+        self.origin = _pair((0.0, 0.0) if origin is None else origin, f"{field}.origin")
+        self.field = field
         if self.rows * self.cols > MAX_CELLS:
             raise InputError(
                 f"{self.rows} × {self.cols} cells: more than {MAX_CELLS:,} (is the cell size in "
@@ -332,6 +335,24 @@ class OutputGrid:
         cols = max(1, math.ceil((x1 - x0) / size * (1 - COVER_TOLERANCE)))
         rows = max(1, math.ceil((y1 - y0) / size * (1 - COVER_TOLERANCE)))
         return cls(rows, cols, size, (x0, y0), field)
+
+    def at_corner_of(self, bounds: Sequence[float]) -> OutputGrid:
+        """This grid, with its origin at the corner ``(x_min, y_min)`` of ``bounds`` unless
+        its origin was given.
+
+        Parameters
+        ----------
+        bounds : sequence of float
+            ``(x_min, y_min, x_max, y_max)`` of the map.
+
+        Returns
+        -------
+        OutputGrid
+        """
+        if self.anchored:
+            return self
+        corner = (float(bounds[0]), float(bounds[1]))
+        return OutputGrid(self.rows, self.cols, self.cell_size, corner, self.field)
 
     @property
     def size(self) -> int:
@@ -467,6 +488,7 @@ class _LocationMap:
             self.output_points = self.planar_points
             self.output_labels = list(own_labels)
         elif isinstance(outputs, OutputGrid):
+            outputs = outputs.at_corner_of(self.bounds)
             outputs.check_covers(self.bounds, field)
             self.output_grid = outputs
             self.output_points = outputs.points
@@ -699,14 +721,15 @@ class LocationGrid(_LocationMap):
             pts = table.points
             weights = table.weights
             lines = table.lines
-            field = table.source
         else:
             coordinates = coordinates or "xy"
             pts = check_coordinates(checkins, coordinates, field)
-        size = _positive(cell_size, f"{field}.cell_size" if lines is None else "cell_size")
+        size = _positive(cell_size, "cell_size")
 
         def name(i: int) -> str:
-            return f"{field}[line {int(lines[i])}]" if lines is not None else f"{field}[{i}]"
+            if lines is None:
+                return f"{field}[{i}]"
+            return f"{checkins.source}[line {int(lines[i])}]"
 
         if bounds is None:
             low, high = pts.min(axis=0), pts.max(axis=0)

@@ -14,7 +14,7 @@ spots = np.array([[48.8566, 2.3522], [48.8738, 2.3300], [48.8462, 2.3720]])  # l
 spread = np.array([[0.0040, 0.0060], [0.0030, 0.0050], [0.0050, 0.0070]])  # degrees
 share = np.array([0.5, 0.3, 0.2])
 lines = []
-for i in range(600):
+for _ in range(600):
     s = rng.choice(3, p=share)
     lat, lon = spots[s] + spread[s] * rng.standard_normal(2)
     user = rng.integers(0, 40)
