@@ -983,7 +983,7 @@ class _Parser:
             if "points" in out:
                 return self.matrix(out, "points", full)
             return self.location_table(
-                {"file": out["points_file"], "coordinates": coordinates}, "file", full
+                {"points_file": out["points_file"], "coordinates": coordinates}, "points_file", full
             ).points
         if "cell_size" not in out:
             raise self.err(f"{full}.cell_size", "missing: the side of an output cell")

@@ -262,3 +262,19 @@ def test_comparison_with_a_manhattan_metric_and_a_given_result():
     assert found.laplace_epsilon == pytest.approx(0.5)  # min d₁/d₂ = 1 on axis-aligned pairs
     assert found.optimal.quality_loss == pytest.approx(result.distortion)
     assert all(row.metric_level <= 0.5 * (1 + 1e-7) for row in found.rows)
+
+
+def test_levels_are_measured_only_where_the_pairs_are_cheap():
+    """Finding the constraint pairs of a dense metric is O(k³): beyond 1,000 places of
+    support a level is measured only when the pairs are known (cached by the design) or the
+    metric is a graph on the whole map."""
+    from privopt.solve.location import MEASURED_SUPPORT, _level
+
+    rng = np.random.default_rng(11)
+    places = LocationPoints(rng.uniform(0, 50, (MEASURED_SUPPORT + 1, 2)))
+    metric = places.metric()
+    uniform = np.full((places.size, 1), 1.0)
+    assert _level(places.prior(), uniform, metric) is None
+    assert "pairs" not in metric.__dict__  # nothing O(k³) was started
+    grid = LocationGrid(33, 33)  # 1,089 cells
+    assert _level(grid.prior(), np.full((grid.size, 1), 1.0), grid.metric("manhattan")) == 0.0

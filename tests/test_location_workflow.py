@@ -157,6 +157,14 @@ def test_bad_csv_is_a_named_input_error(text, kwargs, field, code):
     assert info.value.code == code
 
 
+def test_places_from_a_csv_file(tmp_path):
+    path = write(tmp_path, "v.csv", "name,x,y,visits\na,0,0,2\nb,3,4,1\n")
+    places = LocationPoints.from_csv(path)
+    assert places.labels == ["a", "b"] and places.coordinates == "xy"
+    assert places.prior().probs.tolist() == pytest.approx([2 / 3, 1 / 3])
+    assert places.metric().matrix[0, 1] == pytest.approx(5.0)
+
+
 def test_read_location_csv_names_the_file(tmp_path):
     path = write(tmp_path, "places.csv", "lat,lon\n48.1,2.2\n95,2\n")
     with pytest.raises(po.InputError) as info:
@@ -197,7 +205,7 @@ def test_checkins_outside_the_bounds_and_planar_checkins():
     assert grid.counts[4, 4] == 1  # the far corner lands in the last cell
     with pytest.raises(po.InputError) as info:
         LocationGrid.from_checkins(points, 1e-6)
-    assert info.value.field == "cell_size"
+    assert info.value.field == "checkins.cell_size"
 
 
 def test_places_as_secrets_from_latitude_longitude():

@@ -724,7 +724,7 @@ class LocationGrid(_LocationMap):
         else:
             coordinates = coordinates or "xy"
             pts = check_coordinates(checkins, coordinates, field)
-        size = _positive(cell_size, "cell_size")
+        size = _positive(cell_size, f"{field}.cell_size")
 
         def name(i: int) -> str:
             if lines is None:
@@ -737,18 +737,20 @@ class LocationGrid(_LocationMap):
             try:
                 values = [float(v) for v in bounds]
             except (TypeError, ValueError):
-                raise InputError(f"bounds are 4 numbers, got {bounds!r}", "bounds") from None
+                raise InputError(
+                    f"bounds are 4 numbers, got {bounds!r}", f"{field}.bounds"
+                ) from None
             if len(values) != 4 or not all(math.isfinite(v) for v in values):
-                raise InputError(f"bounds are 4 finite numbers, got {bounds!r}", "bounds")
+                raise InputError(f"bounds are 4 finite numbers, got {bounds!r}", f"{field}.bounds")
             low, high = np.array(values[:2]), np.array(values[2:])
             if np.any(low >= high):
                 raise InputError(
                     "bounds are (x_min, y_min, x_max, y_max) or (south, west, north, east) "
                     "with each minimum below its maximum",
-                    "bounds",
+                    f"{field}.bounds",
                 )
             if coordinates == "latlon":
-                check_coordinates([low, high], "latlon", "bounds")
+                check_coordinates([low, high], "latlon", f"{field}.bounds")
             outside = np.any((pts < low) | (pts > high), axis=1)
             if outside.any():
                 i = int(np.flatnonzero(outside)[0])
@@ -773,7 +775,7 @@ class LocationGrid(_LocationMap):
             raise InputError(
                 f"{rows} × {cols} cells of side {size:g}: more than {MAX_CELLS:,} (is the cell "
                 f"size in the map's unit{', km' if coordinates == 'latlon' else ''}?)",
-                "cell_size",
+                f"{field}.cell_size",
             )
         c = np.clip(np.floor((plane[:, 0] - x0) / size).astype(np.int64), 0, cols - 1)
         r = np.clip(np.floor((plane[:, 1] - y0) / size).astype(np.int64), 0, rows - 1)
@@ -969,6 +971,44 @@ class LocationPoints(_LocationMap):
             self.planar_points = self.points
         _check_distinct(self.points, field, "places")
         self._set_outputs(outputs, None, self._labels)
+
+    @classmethod
+    def from_csv(
+        cls,
+        path,
+        *,
+        coordinates: str | None = None,
+        columns: tuple | None = None,
+        outputs=None,
+    ) -> LocationPoints:
+        """Places (with their ``weight`` and ``label`` columns, if any) from a CSV file read
+        by :func:`~privopt.model.location_csv.read_location_csv`.
+
+        Parameters
+        ----------
+        path : str or path-like
+        coordinates : {"latlon", "xy"}, optional
+            Required without a header that names the columns.
+        columns : tuple, optional
+            The coordinate columns (and a weight column): indices or header names.
+        outputs : OutputGrid or array_like, optional
+            As for :class:`LocationPoints`.
+
+        Returns
+        -------
+        LocationPoints
+        """
+        from privopt.model.location_csv import read_location_csv
+
+        table = read_location_csv(path, coordinates=coordinates, columns=columns)
+        return cls(
+            table.points,
+            table.weights,
+            coordinates=table.coordinates,
+            labels=table.labels,
+            outputs=outputs,
+            field=table.source,
+        )
 
     @property
     def labels(self) -> list[str]:
