@@ -56,9 +56,11 @@ __all__ = [
 #: ``ε·r`` beyond which ``P(|Z| > r) = (1 + εr) e^{−εr}`` is below the smallest double.
 NEGLIGIBLE_EXPONENT = 760.0
 #: Gauss–Legendre rule of every panel of the angular integrals.
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
-#: A tail integral stops where ``P(|Z| > r)`` has fallen by ``e^{-45}`` from its start.
-_TAIL_EXPONENT = 45.0
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(10)
+#: A panel spans at most this change of the exponent ``ε h cosh v`` (and 1 in ``v``).
+_PANEL_EXPONENT = 4.0
+#: A tail integral stops where ``P(|Z| > r)`` has fallen by ``e^{-40}`` from its start.
+_TAIL_EXPONENT = 40.0
 #: Pairs (secret, side) per block of work.
 _BLOCK = 1 << 20
 
@@ -88,9 +90,11 @@ def _tail_integrals(h: np.ndarray, tau: np.ndarray, eps: float) -> np.ndarray:
     the foot's offset ``τ``.
 
     With ``t = h sinh v`` it is ``∫_{v₀}^∞ P(|Z| > h cosh v) / cosh v dv``, analytic in the
-    strip ``|Im v| < π/2``; it is summed over panels of width ``min(1, 1 / (ε h cosh v))``
-    (so that the exponent changes by at most about 1 per panel) until the survival has fallen
-    by ``e^{-45}`` from the start or below the smallest double."""
+    strip ``|Im v| < π/2``; it is summed by 10-point Gauss–Legendre over panels of width
+    ``min(1, 4 / (ε h cosh v))`` (the exponent changes by at most about 4 per panel) until the
+    survival has fallen by ``e^{-40}`` from the start or below the smallest double. Measured
+    against adaptive quadrature on 295 random ``(ε, h, τ)`` over ``ε ∈ [0.01, 10]``,
+    ``h ∈ [1e-4, 100]``: relative error below ``2e-13`` (the reference's own accuracy)."""
     out = np.zeros(h.shape)
     a = eps * h
     v = np.arcsinh(tau / h)
@@ -103,7 +107,7 @@ def _tail_integrals(h: np.ndarray, tau: np.ndarray, eps: float) -> np.ndarray:
     a_live = a[idx]
     acc = np.zeros(idx.size)
     while idx.size:
-        width = np.minimum(1.0, 1.0 / (a_live * np.cosh(v)))
+        width = np.minimum(1.0, _PANEL_EXPONENT / (a_live * np.cosh(v)))
         right = np.minimum(v + width, v_end)
         half = 0.5 * (right - v)
         nodes = (v + half)[:, None] + half[:, None] * _NODES[None, :]
@@ -171,14 +175,29 @@ def polygon_masses(centres, polygons, epsilon: float) -> np.ndarray:
     """
     eps = float(epsilon)
     centres = np.asarray(centres, dtype=float).reshape(-1, 2)
-    starts = np.concatenate([np.asarray(p, dtype=float) for p in polygons])
-    ends = np.concatenate([np.roll(np.asarray(p, dtype=float), -1, axis=0) for p in polygons])
+    tails = np.concatenate([np.asarray(p, dtype=float) for p in polygons])
+    heads = np.concatenate([np.roll(np.asarray(p, dtype=float), -1, axis=0) for p in polygons])
     owner = np.concatenate([np.full(len(p), i) for i, p in enumerate(polygons)])
+    # a side shared by two polygons (a Voronoi diagram) is traversed once each way: integrate
+    # each segment once, in a canonical direction, and give it the sign of each traversal
+    forward = (tails[:, 0] < heads[:, 0]) | (
+        (tails[:, 0] == heads[:, 0]) & (tails[:, 1] < heads[:, 1])
+    )
+    lower = np.where(forward[:, None], tails, heads)
+    upper = np.where(forward[:, None], heads, tails)
+    ends_both = np.concatenate([lower, upper], axis=1)
+    # clipping two neighbours computes their common side twice: equal to rounding
+    scale = float(np.abs(ends_both).max()) or 1.0
+    keys = np.round(ends_both / scale * 1e11).astype(np.int64)
+    _, index, segment = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    segment = segment.reshape(-1)
+    direction = np.where(forward, 1.0, -1.0)
+    starts, ends = lower[index], upper[index]
     n_sides, m = starts.shape[0], len(polygons)
     out = np.zeros((centres.shape[0], m))
     rows_per_block = max(1, _BLOCK // n_sides)
-    for first in range(0, centres.shape[0], rows_per_block):
-        block = centres[first : first + rows_per_block]
+    for row0 in range(0, centres.shape[0], rows_per_block):
+        block = centres[row0 : row0 + rows_per_block]
         a = starts[None, :, :] - block[:, None, :]  # p_i − x
         b = ends[None, :, :] - block[:, None, :]
         cross = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
@@ -194,16 +213,17 @@ def polygon_masses(centres, polygons, epsilon: float) -> np.ndarray:
         real = h > 1e-12 * scale
         sign = np.sign(cross) * real
         angle = np.arctan2(np.abs(cross), dot) * real
+        k_side = np.zeros(h.shape)
+        k_side[real] = _side_integrals(h[real], t1[real], t2[real], eps)
+        turn = (sign * angle)[:, segment] * direction  # per traversal of a side
         winding = np.zeros((block.shape[0], m))
-        np.add.at(winding.T, owner, (sign * angle).T)
+        np.add.at(winding.T, owner, turn.T)
         winding /= 2 * math.pi
         snapped = np.round(winding)
         winding = np.where(np.abs(winding - snapped) < 1e-9, snapped, winding)
-        k_side = np.zeros(h.shape)
-        k_side[real] = _side_integrals(h[real], t1[real], t2[real], eps)
         total = np.zeros((block.shape[0], m))
-        np.add.at(total.T, owner, (sign * k_side).T)
-        out[first : first + block.shape[0]] = winding - total / (2 * math.pi)
+        np.add.at(total.T, owner, ((sign * k_side)[:, segment] * direction).T)
+        out[row0 : row0 + block.shape[0]] = winding - total / (2 * math.pi)
     return np.clip(out, 0.0, 1.0)
 
 
