@@ -1031,8 +1031,9 @@ def posterior_expected_loss(
     output is ``u``, times ``p(u)`` (the posterior expectation unnormalised).
 
     The Bayes decision on seeing ``u`` is ``argmin_c C[u, c]``, and the least expected loss
-    of any estimator is ``Σ_u min_c C[u, c]`` ([Shokri-Theodorakopoulos-Troncoso-Hubaux-LeBoudec],
-    Sec. 3–4: the adversary who knows the prior and the mechanism).
+    of any estimator is ``Σ_u min_c C[u, c]`` (the optimal inference attack of
+    [Shokri-Theodorakopoulos-Troncoso-Hubaux-LeBoudec]: an adversary who knows the prior and
+    the mechanism).
 
     Parameters
     ----------
@@ -1062,9 +1063,11 @@ def bayes_remap(
     to ``argmin_c Σ_y p(y) W[y, u] d(y, c)``, the estimate of least expected distortion under
     the posterior on seeing ``u``.
 
-    This is the remap of [Chatzikokolakis-ElSalamouny-Palamidessi] (Sec. 3: the optimal
-    remap for a prior, a mechanism and a quality-loss function), restricted to the candidate
-    outputs ``c`` (the columns of ``distortion``); ``W`` followed by it is a
+    This is the optimal remap of [Chatzikokolakis-ElSalamouny-Palamidessi] (for a prior, a
+    mechanism and a quality-loss function: each output to the point of least posterior
+    expected loss), restricted to the candidate outputs ``c`` (the columns of
+    ``distortion``; the paper's remap may pick any point of the plane, so on a discrete map
+    this is its discrete form); ``W`` followed by it is a
     post-processing of ``W``, so every metric-privacy (and DP) guarantee of ``W`` still holds,
     and ``E[d]`` never grows (the identity is a candidate when the outputs are the
     candidates). Ties go to the lowest index; an output no input of positive probability
@@ -1100,12 +1103,13 @@ def expected_inference_error(
 ) -> float:
     """The expected error of the Bayesian adversary: ``Σ_u min_ŝ Σ_s p(s) p(u|s) loss(s, ŝ)``.
 
-    The privacy of [Shokri-Theodorakopoulos-Troncoso-Hubaux-LeBoudec] (the user's expected
-    privacy, Sec. 3; the adversary's optimal inference attack, Sec. 4): an adversary who
-    knows the prior and the mechanism answers, for each output, the estimate ``ŝ`` of least
-    posterior expected loss (a deterministic Bayes estimator is optimal); its expected loss
-    is the privacy figure (larger is more private). With ``loss`` the distance between
-    places it is the expected distance between the user's place and the adversary's guess.
+    The location privacy of [Shokri-Theodorakopoulos-Troncoso-Hubaux-LeBoudec] (the user's
+    privacy is the expected distance between the true place and the estimate of the optimal
+    inference attack): an adversary who knows the prior and the mechanism answers, for each
+    output, the estimate ``ŝ`` of least posterior expected loss (a deterministic Bayes
+    estimator is optimal); its expected loss is the privacy figure (larger is more private).
+    With ``loss`` the distance between places it is the expected distance between the user's
+    place and the adversary's guess.
 
     Parameters
     ----------
