@@ -172,13 +172,13 @@ def comparison_table(data: dict) -> str:
     rows = data["mechanisms"]
     width = max(len(r["mechanism"]) for r in rows) + 2
     lines = [
-        f"the planar Laplace baseline at the same guarantee (ε = {data['epsilon']:.6g} per "
-        f"unit of distance; the Laplace noise at ε' = {data['laplace_epsilon']:.6g})",
+        f"the planar Laplace baseline at the same guarantee (ε = {data['epsilon']:.6g} nats "
+        f"per unit of distance; the Laplace noise at ε' = {data['laplace_epsilon']:.6g})",
         "  "
         + "mechanism".ljust(width)
         + "E[d] (loss)".rjust(14)
         + "adversary's error".rjust(20)
-        + "level".rjust(12),
+        + "level (nats)".rjust(14),
     ]
     for row in rows:
         lines.append(
@@ -186,7 +186,7 @@ def comparison_table(data: dict) -> str:
             + row["mechanism"].ljust(width)
             + shown(row["quality_loss"]).rjust(14)
             + shown(row["adversary_error"]).rjust(20)
-            + shown(row["metric_level"]).rjust(12)
+            + shown(row["metric_level"]).rjust(14)
         )
     best = rows[0] if rows[0]["mechanism"] == "optimal" else None
     if best is not None and best["quality_loss"] is not None:
