@@ -266,12 +266,17 @@ def _adversary_error(prior, mechanism, loss: np.ndarray) -> float:
 def _level(prior, mechanism, metric: Metric) -> float | None:
     """The level re-measured on every pair of the support, when its constraint pairs are
     cheap: known already (cached on the metric by the design), the edges of a graph on the
-    whole map, or a support of at most :data:`MEASURED_SUPPORT` places (finding the pairs of
-    a dense metric is ``O(k³)``); else ``None``."""
+    whole map, pairs read off a grid's lattice, or a support of at most
+    :data:`MEASURED_SUPPORT` places (finding the pairs of a dense metric is ``O(k³)``); else
+    ``None``."""
     support = np.flatnonzero(prior.probs > 0)
-    cached = (support.astype(np.int64).tobytes(), None) in metric.__dict__.get("_pairs_cache", {})
-    graph = metric.kind == "graph" and support.size == metric.size
-    if not (cached or graph or support.size <= MEASURED_SUPPORT):
+    cache = metric.__dict__.get("_pairs_cache", {})
+    cached = (support.astype(np.int64).tobytes(), None) in cache
+    # how the metric finds its pairs (a graph's edges; a grid's lattice, where the metric has
+    # one): both without the O(k³) search
+    graph = getattr(metric, "_edges", None) is not None and support.size == metric.size
+    lattice = getattr(metric, "_lattice", None) is not None
+    if not (cached or graph or lattice or support.size <= MEASURED_SUPPORT):
         return None
     try:
         return float(measures.metric_dp_level(prior, mechanism, metric))
