@@ -723,6 +723,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         figure = _plot_answer(spec, result, plot, cell)
         if not args.json:
             print(f"\nwrote the figure to {escape_text(figure)}")
+    elif plot:
+        _note(f"privopt: {spec.path}: no dense mechanism to draw; --plot wrote nothing")
     return _finish_solve(spec, out, checks, args, result)
 
 

@@ -533,3 +533,11 @@ def test_the_docs_figure_script_draws(tmp_path):
     spec.loader.exec_module(module)
     out = module.draw(tmp_path / "figure.png", levels=(0.6, 1.2))
     assert out.read_bytes()[:8] == PNG
+
+
+def test_plot_of_an_infeasible_answer_writes_nothing(tmp_path, capsys):
+    text = GRID_FILE.format(outputs="").replace("epsilon = 0.8", "max_distortion = 0.0")
+    figure = tmp_path / "none.png"
+    status, _, _ = cli(capsys, "solve", write(tmp_path, "i.toml", text), "--plot", figure)
+    assert status == 1
+    assert not figure.exists()
