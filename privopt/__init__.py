@@ -56,6 +56,12 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "NeighborRelation": ("privopt.model", "NeighborRelation"),
     "Metric": ("privopt.model", "Metric"),
     "LocationGrid": ("privopt.model.location", "LocationGrid"),
+    "LocationPoints": ("privopt.model.location", "LocationPoints"),
+    "OutputGrid": ("privopt.model.location", "OutputGrid"),
+    "read_location_csv": ("privopt.model.location_csv", "read_location_csv"),
+    "planar_laplace": ("privopt.model.planar_laplace", "planar_laplace"),
+    "compare_with_laplace": ("privopt.solve.location", "compare_with_laplace"),
+    "LaplaceComparison": ("privopt.solve.location", "LaplaceComparison"),
     "query_distortion": ("privopt.model.queries", "query_distortion"),
     "Prior": ("privopt.model", "Prior"),
     "all_pairs": ("privopt.model", "all_pairs"),
@@ -105,7 +111,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         all_pairs,
         hamming_neighbors,
     )
-    from privopt.model.location import LocationGrid
+    from privopt.model.location import LocationGrid, LocationPoints, OutputGrid
+    from privopt.model.location_csv import read_location_csv
+    from privopt.model.planar_laplace import planar_laplace
     from privopt.model.queries import query_distortion
     from privopt.notions import get_notion, notion_names
     from privopt.request import DesignRequest, prepare_request
@@ -121,6 +129,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         sweep,
         sweep_notions,
     )
+    from privopt.solve.location import LaplaceComparison, compare_with_laplace
     from privopt.status import Status
 del TYPE_CHECKING, annotations  # not public names (``from __future__`` binds ``annotations``)
 
@@ -176,12 +185,15 @@ __all__ = [
     "InfeasibleError",
     "InputError",
     "JointPrior",
+    "LaplaceComparison",
     "LaplaceCounting",
     "LocationGrid",
+    "LocationPoints",
     "METHODS",
     "Mechanism",
     "Metric",
     "NeighborRelation",
+    "OutputGrid",
     "PrivacyProblem",
     "Prior",
     "PrivoptError",
@@ -193,6 +205,7 @@ __all__ = [
     "build_problem",
     "closed_form_checks",
     "closed_forms",
+    "compare_with_laplace",
     "counting",
     "counting_query_prior",
     "design",
@@ -210,8 +223,10 @@ __all__ = [
     "notion_names",
     "paper_programs",
     "persuasive",
+    "planar_laplace",
     "prepare_request",
     "query_distortion",
+    "read_location_csv",
     "solve_many",
     "solve_problem",
     "sweep",

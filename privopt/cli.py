@@ -3,6 +3,7 @@
 Commands::
 
     privopt solve [FILE] [--json] [--solver NAME] [--out mech.json|.csv|.npz]
+                  [--plot P.png|.pdf|.svg [--cell LABEL]]
     privopt curve FILE (--epsilon A:B:K | --max-distortion A:B:K) [--max-points N]
                   [--notions a,b,c] [--csv P] [--json] [--plot P.png|.pdf|.svg] [--solver NAME]
     privopt audit FILE [--json] [--mechanism mech.json|.csv|.npz]
@@ -235,7 +236,7 @@ def _about(path: str | None):
         yield
     except InputError as exc:
         if path and not str(exc).startswith(f"{path}:"):
-            err = InputError(f"{path}: {exc}")
+            err = InputError(f"{path}: {exc}", code=exc.code)
             err.field = exc.field
             raise err from None
         raise
@@ -512,6 +513,13 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     if leakage:
         lines += [""] + _leakage_lines(leakage, notion, spec.prior, spec.neighbors, unit)
     lines += _closed_form_lines(out.get("closed_form") or [])
+    comparison = out.get("laplace_comparison")
+    if comparison and "skipped" in comparison:
+        lines += ["", f"planar Laplace comparison skipped: {comparison['skipped']}"]
+    elif comparison:
+        from privopt.solve.location import comparison_table
+
+        lines += ["", *comparison_table(comparison).splitlines()]
     notes = out.get("notes") or {}
     if notes:
         lines += ["", "notes"]
@@ -687,14 +695,92 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 f"only .json holds it (its compact description); {ext} needs the dense matrix",
                 "--out",
             )
+    plot = getattr(args, "plot", None)
+    if plot:
+        check_output_path(plot, "--plot", extensions=PLOT_FORMATS, inputs=[args.file])
+        if args.out and same_output(args.out, plot):
+            raise InputError(f"{args.out!r} is also the --plot file; give two paths", "--out")
+    cell = getattr(args, "cell", None)
+    if cell is not None:
+        if not plot:
+            raise InputError("--cell chooses the place drawn by --plot; give --plot too", "--cell")
+        if spec.location is None:
+            raise InputError("--cell needs a map ([prior.grid] or [prior.points])", "--cell")
+        if cell not in spec.location.labels:
+            shown = ", ".join(spec.location.labels[:6])
+            raise InputError(f"unknown place {cell!r}; places are labelled {shown}, …", "--cell")
     with _options_named(args):
         out, checks, result = _solve_spec(spec, args.solver, args.time_limit)
+    comparison = _laplace_comparison(spec, result)
+    if comparison is not None:
+        out["laplace_comparison"] = comparison
     has_answer = out.get("mechanism") is not None or out.get("structured_mechanism")
     if args.out and has_answer and (out.get("mechanism") is not None or ext == ".json"):
         _write_mechanism(out, args.out)
         if not args.json:
             print(f"\nwrote the mechanism to {escape_text(args.out)}")
+    if plot and result.mechanism is not None:
+        figure = _plot_answer(spec, result, plot, cell)
+        if not args.json:
+            print(f"\nwrote the figure to {escape_text(figure)}")
+    elif plot:
+        _note(f"privopt: {spec.path}: no dense mechanism to draw; --plot wrote nothing")
     return _finish_solve(spec, out, checks, args, result)
+
+
+def _laplace_comparison(spec: ProblemSpec, result) -> dict | None:
+    """For a map solved under ``metric_dp``: the optimal answer beside the planar Laplace
+    mechanism with and without the optimal remap (:func:`privopt.compare_with_laplace`), as
+    plain values; ``None`` otherwise. A comparison that cannot be made (e.g. a distortion
+    whose outputs are not the map's) is reported as ``{"skipped": reason}``."""
+    if spec.location is None or spec.notion != "metric_dp" or result.mechanism is None:
+        return None
+    level = spec.epsilon if spec.mode == "epsilon" else result.epsilon
+    if level is None or not math.isfinite(level) or level <= 0:
+        return None
+    from privopt.solve.location import compare_with_laplace
+
+    try:
+        found = compare_with_laplace(
+            spec.location,
+            level,
+            result=result,
+            metric=spec.options.get("metric"),
+            distortion=spec.distortion,
+        )
+    except InputError as exc:
+        return {"skipped": str(exc)}
+    return found.to_dict()
+
+
+def _plot_answer(spec: ProblemSpec, result, path: str, cell: str | None) -> str:
+    """``solve --plot``: a map's heatmaps (prior, release law of ``cell``, expected loss per
+    place), else the mechanism's matrix; saved atomically."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise _NoMatplotlib(
+            "figures need matplotlib, which is not installed: pip install 'privopt[plot]'",
+            "--plot",
+        ) from None
+    from privopt import plotting
+
+    if spec.location is not None and result.mechanism.matrix.shape == (
+        spec.location.size,
+        spec.location.n_outputs,
+    ):
+        place = cell if cell is not None else int(np.argmax(spec.prior.input_probs))
+        fig = plotting.plot_location(
+            spec.location,
+            result,
+            cell=place,
+            panels=["prior", "release", "loss"],
+            distortion=spec.distortion,
+            title=spec.title,
+        )
+    else:
+        fig = plotting.plot_mechanism(result, title=spec.title)
+    return plotting.save_figure(fig, path, option="--plot")
 
 
 @contextlib.contextmanager
@@ -1706,6 +1792,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", metavar="PATH", help="also write the mechanism to PATH (.json, .csv or .npz)"
     )
+    p.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="draw the answer (.png, .pdf or .svg): a map's heatmaps (prior, release law of "
+        "--cell, expected loss per place), else the mechanism's matrix",
+    )
+    p.add_argument(
+        "--cell",
+        metavar="LABEL",
+        help='the place whose release law --plot draws (a label such as "2,3"; default: the '
+        "most probable place)",
+    )
     _time_limit_option(p)
     _memory_option(p)
     _unit_option(p)
@@ -1919,7 +2017,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")
 
-    def fail(code: int, kind: str, message: str, least=None) -> int:
+    def fail(code: int, kind: str, message: str, least=None, error=None) -> int:
         _note(f"privopt: {kind}: {message}")  # escaped; the JSON below keeps it exact
         if want_json:
             category = {
@@ -1928,6 +2026,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "out of memory": "memory",
             }.get(kind, kind.split()[0])
             payload = {"status": "error", "error": category, "message": message}
+            if isinstance(error, InputError):  # what programs react to: the key and the kind
+                payload.update(field=error.field, code=getattr(error, "code", None))
             if least is not None:
                 payload.update(status="infeasible", least_achievable=least)
             _print_json(payload)
@@ -1947,7 +2047,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        return fail(2, "error", str(exc))
+        return fail(2, "error", str(exc), error=exc)
     except InfeasibleError as exc:
         if args.debug:
             import traceback

@@ -16,6 +16,7 @@ class                       meaning                                       CLI ex
 from __future__ import annotations
 
 __all__ = [
+    "INPUT_ERROR_CODES",
     "PrivoptError",
     "InputError",
     "InfeasibleError",
@@ -39,13 +40,35 @@ class InputError(PrivoptError, ValueError):
         What is wrong and how to fix it.
     field : str, optional
         The argument or file key at fault (e.g. ``"prior.probs"``).
+    code : str, optional
+        What kind of mistake it is, for programs that react to it (the message is for
+        people): one of :data:`INPUT_ERROR_CODES` where the raiser names one, else ``None``.
     """
 
     exit_code = 2
 
-    def __init__(self, message: str, field: str | None = None):
+    def __init__(self, message: str, field: str | None = None, code: str | None = None):
         self.field = field
+        self.code = code
         super().__init__(f"{field}: {message}" if field else message)
+
+
+#: The :attr:`InputError.code` values, and what each means.
+INPUT_ERROR_CODES = {
+    "missing_value": "a value is missing (an empty cell or a short row of a CSV file)",
+    "not_a_number": "a value that must be a number is not (text, NaN or infinity)",
+    "latitude_range": "a latitude outside [-90, 90] degrees",
+    "longitude_range": "a longitude outside [-180, 180] degrees",
+    "negative_weight": "a negative count or weight",
+    "duplicate_point": "two locations at the same coordinates",
+    "outside_bounds": "a point outside the map's bounds",
+    "outputs_do_not_cover": "an output grid that does not cover the map",
+    "disconnected_graph": "a graph whose vertices are not all joined by paths",
+    "bad_edge_weight": "an edge weight that is not a positive finite number (negative, 0, NaN)",
+    "self_loop": "an edge from a vertex to itself",
+    "index_out_of_range": "an index outside the alphabet",
+    "unknown_symbol": "a name that is not a symbol of the alphabet",
+}
 
 
 class InfeasibleError(PrivoptError):

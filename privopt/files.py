@@ -79,6 +79,9 @@ __all__ = [
     "VALID_KEYS",
 ]
 
+#: Keys of the outputs of a map (``[prior.grid.outputs]``, ``[prior.points.outputs]``).
+OUTPUT_KEYS = ("rows", "cols", "cell_size", "origin", "points", "points_file")
+
 #: Valid keys of every table (``None``: a sub-table, validated on its own).
 VALID_KEYS: dict[str, tuple[str, ...]] = {
     "": (
@@ -93,9 +96,34 @@ VALID_KEYS: dict[str, tuple[str, ...]] = {
         "composition",
     ),
     "composition": ("first", "adaptive", "then", "parallel"),
-    "prior": ("probs", "labels", "joint", "secret_labels", "database", "file", "counts", "grid"),
+    "prior": (
+        "probs",
+        "labels",
+        "joint",
+        "secret_labels",
+        "database",
+        "file",
+        "counts",
+        "grid",
+        "points",
+    ),
     "prior.database": ("m", "n", "row_probs", "probs", "symbols"),
-    "prior.grid": ("rows", "cols", "cell_size", "counts", "counts_file"),
+    "prior.grid": (
+        "rows",
+        "cols",
+        "cell_size",
+        "counts",
+        "counts_file",
+        "origin",
+        "checkins_file",
+        "coordinates",
+        "columns",
+        "bounds",
+        "outputs",
+    ),
+    "prior.grid.outputs": OUTPUT_KEYS,
+    "prior.points": ("file", "points", "weights", "coordinates", "columns", "labels", "outputs"),
+    "prior.points.outputs": OUTPUT_KEYS,
     "distortion": (
         "kind",
         "values",
@@ -187,6 +215,8 @@ class ProblemSpec:
     title, source : str or None
     grid : LocationGrid or None
         The map of ``[prior.grid]``.
+    location : LocationGrid, LocationPoints or None
+        The map of ``[prior.grid]`` or ``[prior.points]`` (its places, prior and outputs).
     composition : dict or None
         ``[composition]`` of an audit file: ``kind`` (``"adaptive"``, ``"then"`` or
         ``"parallel"``), ``first`` (a Mechanism) and ``second`` (the second stage); the
@@ -212,6 +242,7 @@ class ProblemSpec:
     title: str | None = None
     source: str | None = None
     grid: Any = None
+    location: Any = None
     composition: dict | None = None
 
     @property
@@ -316,10 +347,18 @@ class ProblemSpec:
         )
 
 
+class _CoveringGrid:
+    """An output grid given by its cell size alone, made to cover a map whose bounds are known
+    only once the map is built (check-ins, places)."""
+
+    def __init__(self, cell_size: float, field: str):
+        self.cell_size, self.field = cell_size, field
+
+
 # --- errors ----------------------------------------------------------------------------------
-def _error(path: str, key: str | None, message: str) -> InputError:
+def _error(path: str, key: str | None, message: str, code: str | None = None) -> InputError:
     text = f"{path}: {key}: {message}" if key else f"{path}: {message}"
-    err = InputError(text)
+    err = InputError(text, code=code)
     err.field = key
     return err
 
@@ -329,7 +368,7 @@ def _rewrap(path: str, exc: InputError) -> InputError:
     text = str(exc)
     if text.startswith(f"{path}:"):
         return exc
-    err = InputError(f"{path}: {text}")
+    err = InputError(f"{path}: {text}", code=exc.code)
     err.field = exc.field
     return err
 
@@ -447,6 +486,7 @@ class _Parser:
         self.purpose = purpose
         self.base = os.path.dirname(os.path.abspath(path)) if not path.startswith("<") else "."
         self.grid = None
+        self.location = None
         self.privacy_table: dict | None = None
 
     # --- files named in a problem file ---------------------------------------------------
@@ -487,8 +527,8 @@ class _Parser:
             raise self.err(key, f"{value}: rows have different lengths")
         return out
 
-    def err(self, key: str | None, message: str) -> InputError:
-        return _error(self.path, key, message)
+    def err(self, key: str | None, message: str, code: str | None = None) -> InputError:
+        return _error(self.path, key, message, code)
 
     # --- generic checks ----------------------------------------------------------------------
     def check_keys(self, table: dict, section: str) -> None:
@@ -589,6 +629,7 @@ class _Parser:
         prior = self.prior(prior_t)
         spec = ProblemSpec(path=self.path, prior=prior, title=title, source=source)
         spec.grid = self.grid
+        spec.location = self.location
 
         priv_raw = data.get("privacy")
         self.privacy_table = priv_raw if isinstance(priv_raw, dict) else None
@@ -648,14 +689,15 @@ class _Parser:
         return spec
 
     def prior(self, t: dict):
-        forms = [k for k in ("probs", "joint", "database", "file", "grid") if k in t]
+        forms = [k for k in ("probs", "joint", "database", "file", "grid", "points") if k in t]
         if len(forms) != 1:
             found = f"found {' and '.join(forms)}" if forms else "found none"
             raise self.err(
                 "prior",
                 "give exactly one prior form: probs = […] (a single secret), joint = [[…]] "
                 f"(secret S × observed Y), [prior.database] (m, n, row_probs or probs), "
-                f'file = "prior.csv" or [prior.grid] (map cells); {found}',
+                f'file = "prior.csv", [prior.grid] (map cells) or [prior.points] (places); '
+                f"{found}",
             )
         form = forms[0]
         if "counts" in t and form != "file":
@@ -664,6 +706,8 @@ class _Parser:
             return self.prior_file(t)
         if form == "grid":
             return self.prior_grid(t)
+        if form == "points":
+            return self.prior_points(t)
         if form == "probs":
             if "secret_labels" in t:
                 raise self.err(
@@ -748,13 +792,43 @@ class _Parser:
         return Prior(pmf, labels)
 
     def prior_grid(self, t: dict) -> Prior:
-        """``[prior.grid]``: map cells with counts (matrix or CSV), normalised."""
+        """``[prior.grid]``: map cells with counts (matrix or CSV), normalised, or check-ins
+        binned into cells (``checkins_file``); optional ``[prior.grid.outputs]``."""
         from privopt.model.location import LocationGrid
 
         for bad in ("labels", "secret_labels"):
             if bad in t:
                 raise self.err(f"prior.{bad}", 'grid cells are labelled "row,col"')
         g = self.table(t, "grid", "prior")
+        if "checkins_file" in g:
+            for key in ("rows", "cols", "counts", "counts_file", "origin"):
+                if key in g:
+                    raise self.err(
+                        f"prior.grid.{key}",
+                        "not used with checkins_file: the cells cover the check-ins (or bounds) "
+                        "from their south-west corner, cell_size apart",
+                    )
+            if "cell_size" not in g:
+                raise self.err(
+                    "prior.grid.cell_size", "missing: the side of a cell (km for lat/lon)"
+                )
+            cell = self.positive(g, "cell_size", "prior.grid")
+            table = self.location_table(g, "checkins_file", "prior.grid")
+            bounds = None
+            if "bounds" in g:
+                bounds = self.vector(g, "bounds", "prior.grid")
+            outputs = self.outputs(g, "prior.grid", table.coordinates)
+            self.grid = self.with_outputs(
+                lambda given: LocationGrid.from_checkins(
+                    table, cell, bounds=bounds, outputs=given, field="prior.grid"
+                ),
+                outputs,
+            )
+            self.location = self.grid
+            return self.grid.prior()
+        for key in ("coordinates", "columns", "bounds"):
+            if key in g:
+                raise self.err(f"prior.grid.{key}", "only used with checkins_file")
         for key in ("rows", "cols"):
             if key not in g:
                 raise self.err(f"prior.grid.{key}", "missing: give rows and cols")
@@ -768,8 +842,159 @@ class _Parser:
         cell = g.get("cell_size", 1.0)
         if isinstance(cell, bool) or not isinstance(cell, (int, float)):
             raise self.err("prior.grid.cell_size", f"expected a number, got {_kind(cell)}")
-        self.grid = LocationGrid(g["rows"], g["cols"], cell, counts, field="prior.grid")
+        origin = (0.0, 0.0)
+        if "origin" in g:
+            origin = self.vector(g, "origin", "prior.grid")
+        outputs = self.outputs(g, "prior.grid", "xy")
+        self.grid = self.with_outputs(
+            lambda given: LocationGrid(
+                g["rows"], g["cols"], cell, counts, field="prior.grid", origin=origin, outputs=given
+            ),
+            outputs,
+        )
+        self.location = self.grid
         return self.grid.prior()
+
+    def prior_points(self, t: dict) -> Prior:
+        """``[prior.points]``: given places (a CSV file or a list) with weights, as the
+        secrets; optional ``[prior.points.outputs]``."""
+        from privopt.model.location import LocationPoints
+
+        for bad in ("labels", "secret_labels"):
+            if bad in t:
+                raise self.err(f"prior.{bad}", "name the places with prior.points.labels")
+        pt = self.table(t, "points", "prior")
+        forms = [key for key in ("file", "points") if key in pt]
+        if len(forms) != 1:
+            raise self.err(
+                "prior.points",
+                'give the places as file = "places.csv" or points = [[x, y], …], not both',
+            )
+        if "file" in pt:
+            for key in ("weights", "labels"):
+                if key in pt:
+                    raise self.err(
+                        f"prior.points.{key}", "with a file, weights and labels are its columns"
+                    )
+            table = self.location_table(pt, "file", "prior.points")
+            points, weights, labels = table.points, table.weights, table.labels
+            coordinates = table.coordinates
+        else:
+            if "columns" in pt:
+                raise self.err("prior.points.columns", "only used with file")
+            points = self.matrix(pt, "points", "prior.points")
+            weights = self.vector(pt, "weights", "prior.points") if "weights" in pt else None
+            coordinates = pt.get("coordinates", "xy")
+            if coordinates not in ("latlon", "xy"):
+                raise self.err(
+                    "prior.points.coordinates", f'"latlon" or "xy", got {_kind(coordinates)}'
+                )
+            labels = None
+            if "labels" in pt:
+                labels = self.labels(pt, "labels", "prior.points", len(points))
+        outputs = self.outputs(pt, "prior.points", coordinates)
+        self.location = self.with_outputs(
+            lambda given: LocationPoints(
+                points,
+                weights,
+                coordinates=coordinates,
+                labels=labels,
+                outputs=given,
+                field="prior.points",
+            ),
+            outputs,
+        )
+        return self.location.prior()
+
+    def with_outputs(self, build, outputs):
+        """``build(outputs)``, naming this file in its errors; an output grid given by its
+        cell size alone is made to cover the map once the map's bounds are known."""
+        from privopt.model.location import OutputGrid
+
+        if isinstance(outputs, _CoveringGrid):
+            bare = self.located(lambda: build(None))
+            cover = OutputGrid.covering(bare.bounds, outputs.cell_size, outputs.field)
+            return self.located(lambda: build(cover))
+        return self.located(lambda: build(outputs))
+
+    def located(self, build):
+        """Run a map constructor, naming this file in its errors (field and code kept)."""
+        try:
+            return build()
+        except InputError as exc:
+            raise _rewrap(self.path, exc) from None
+
+    def positive(self, table: dict, key: str, section: str) -> float:
+        value = table.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise self.err(f"{section}.{key}", f"expected a positive number, got {_kind(value)}")
+        return float(value)
+
+    def location_table(self, table: dict, key: str, section: str):
+        """Places from the CSV file named by ``key`` (read relative to the problem file)."""
+        from privopt.model.location_csv import read_location_csv
+
+        value = table[key]
+        full = f"{section}.{key}"
+        if not isinstance(value, str) or not value:
+            raise self.err(full, f"expected a path to a CSV file, got {_kind(value)}")
+        coordinates = table.get("coordinates")
+        if coordinates is not None and coordinates not in ("latlon", "xy"):
+            raise self.err(f"{section}.coordinates", f'"latlon" or "xy", got {_kind(coordinates)}')
+        columns = table.get("columns")
+        if columns is not None:
+            if not isinstance(columns, list) or not all(
+                isinstance(c, (int, str)) and not isinstance(c, bool) for c in columns
+            ):
+                raise self.err(
+                    f"{section}.columns",
+                    "a list of 2 or 3 column indices (from 0) or header names",
+                )
+            columns = tuple(columns)
+        name = value if os.path.isabs(value) else os.path.join(self.base, value)
+        try:
+            return read_location_csv(name, coordinates=coordinates, columns=columns, source=full)
+        except InputError as exc:
+            where = exc.field if exc.field and exc.field.startswith(full) else full
+            if exc.field in ("coordinates", "columns"):
+                where = f"{section}.{exc.field}"
+            text = str(exc)
+            if exc.field and text.startswith(f"{exc.field}: "):
+                text = text[len(exc.field) + 2 :]
+            raise self.err(where, f"{value}: {text}", exc.code) from None
+
+    def outputs(self, table: dict, section: str, coordinates: str):
+        """``[{section}.outputs]``: an output grid (rows, cols, cell_size, origin; or only
+        cell_size: the fewest cells that cover the map) or output points (points or
+        points_file, in the map's coordinates). ``None`` when absent."""
+        from privopt.model.location import OutputGrid
+
+        out = self.table(table, "outputs", section)
+        if out is None:
+            return None
+        full = f"{section}.outputs"
+        has_points = [key for key in ("points", "points_file") if key in out]
+        has_grid = [key for key in ("rows", "cols", "cell_size", "origin") if key in out]
+        if has_points and has_grid:
+            raise self.err(full, "give output points or an output grid, not both")
+        if len(has_points) > 1:
+            raise self.err(full, "give points or points_file, not both")
+        if has_points:
+            if "points" in out:
+                return self.matrix(out, "points", full)
+            return self.location_table(
+                {"points_file": out["points_file"], "coordinates": coordinates}, "points_file", full
+            ).points
+        if "cell_size" not in out:
+            raise self.err(f"{full}.cell_size", "missing: the side of an output cell")
+        cell = self.positive(out, "cell_size", full)
+        if "rows" not in out and "cols" not in out and "origin" not in out:
+            return _CoveringGrid(cell, full)
+        for key in ("rows", "cols"):
+            if key not in out:
+                raise self.err(f"{full}.{key}", "missing: give rows and cols (or cell_size alone)")
+        origin = self.vector(out, "origin", full) if "origin" in out else None
+        return self.located(lambda: OutputGrid(out["rows"], out["cols"], cell, origin, full))
 
     def metric_value(self, value, key: str):
         """A ``metric`` value with file paths read and grid points filled in."""
@@ -780,13 +1005,18 @@ class _Parser:
                     raise self.err(key, 'a metric file stands alone: metric = { file = "…" }')
                 return self.csv_matrix(value["file"], f"{key}.file")
             if "points" not in value and "edges" not in value and "matrix" not in value:
-                if self.grid is None:
+                if self.location is None:
                     raise self.err(
                         key,
                         "give points (with norm), edges, matrix or file; a norm alone needs "
-                        "[prior.grid]",
+                        "[prior.grid] or [prior.points]",
                     )
-                value["points"] = self.grid.points.tolist()
+                if set(value) - {"norm"}:
+                    raise self.err(key, "a map's metric takes norm alone")
+                norm = value.get("norm")
+                if norm is not None and not isinstance(norm, str):
+                    raise self.err(f"{key}.norm", f"expected a string, got {_kind(norm)}")
+                return self.located(lambda: self.location.metric(norm))
         return value
 
     def distortion(self, t: dict, section: str, prior) -> Distortion:
@@ -894,16 +1124,29 @@ class _Parser:
             raw, key = t["metric"], f"{section}.metric"
         elif self.privacy_table is not None and "metric" in self.privacy_table:
             raw, key = self.privacy_table["metric"], "privacy.metric"
-        elif self.grid is not None:
-            raw, key = {"norm": "euclidean"}, f"{section}.metric"
+        elif self.location is not None:
+            raw, key = {}, f"{section}.metric"
         else:
             raise self.err(
                 f"{section}.metric",
-                'kind = "metric" needs a metric: here, in [privacy] metric, or [prior.grid]',
+                'kind = "metric" needs a metric: here, in [privacy] metric, or a map '
+                "([prior.grid] or [prior.points])",
             )
         power = t.get("power", 1.0)
         if isinstance(power, bool) or not isinstance(power, (int, float)) or not power > 0:
             raise self.err(f"{section}.power", f"expected a positive number, got {_kind(power)}")
+        if self.location is not None and isinstance(raw, dict) and set(raw) <= {"norm"}:
+            # a map: from each place to each output (the outputs may differ from the places)
+            norm = raw.get("norm")
+            if norm is not None and not isinstance(norm, str):
+                raise self.err(f"{key}.norm", f"expected a string, got {_kind(norm)}")
+            return self.located(lambda: self.location.distortion(norm, float(power)))
+        if self.location is not None and not self.location.outputs_are_secrets:
+            raise self.err(
+                key,
+                "the map's outputs are not its places: the distortion is the distance from "
+                "each place to each output, so give the metric as { norm = … } only",
+            )
 
         class _Inputs:  # the metric is on the inputs Y, not on the secret
             n_secrets = prior.n_inputs
@@ -1001,6 +1244,8 @@ class _Parser:
         raw = {k: v for k, v in t.items() if k in notion_option_keys()}
         if "metric" in raw:
             raw["metric"] = self.metric_value(raw["metric"], "privacy.metric")
+        elif self.location is not None and spec.notion == "metric_dp":
+            raw["metric"] = self.located(self.location.metric)  # the map's own distance
         if spec.notion is not None:
             spec.options = get_notion(spec.notion).validate_options(spec.prior, raw)
         else:  # an audit file without a notion: the options checked by the notion that has them

@@ -58,6 +58,9 @@ __all__ = [
     "ldi_level",
     "information_privacy_level",
     "expected_distortion",
+    "posterior_expected_loss",
+    "bayes_remap",
+    "expected_inference_error",
     "conditional_pml",
     "persuasive_privacy_delta",
     "persuasive_privacy_level",
@@ -992,6 +995,139 @@ def expected_distortion(
             "distortion",
         )
     return distortion.expected(prior.input_probs, W)
+
+
+def _loss_matrix(loss, rows: int, what: str) -> np.ndarray:
+    """A finite ``rows × candidates`` loss (a matrix, or an object with ``.matrix``)."""
+    try:
+        matrix = np.asarray(getattr(loss, "matrix", loss), dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("the loss is a matrix of numbers", "loss") from None
+    if matrix.ndim != 2 or matrix.shape[0] != rows or matrix.shape[1] == 0:
+        raise InputError(
+            f"the loss has shape {matrix.shape}: one row per {what} ({rows}) and one column per "
+            "candidate estimate",
+            "loss",
+        )
+    if not np.isfinite(matrix).all():
+        raise InputError("the loss must be finite", "loss")
+    return matrix
+
+
+def _best_candidates(joint: np.ndarray, fallback: np.ndarray, loss: np.ndarray) -> np.ndarray:
+    """``argmin_c Σ_x joint[x, u] loss[x, c]`` for every column ``u`` (lowest index on ties);
+    columns of ``joint`` that are all zero use ``fallback`` instead."""
+    costs = joint.T @ loss
+    empty = ~(joint > 0).any(axis=0)
+    if empty.any():
+        costs[empty] = fallback[:, empty].T @ loss
+    return np.argmin(costs, axis=1)
+
+
+def posterior_expected_loss(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, loss: ArrayLike
+) -> np.ndarray:
+    """``C[u, c] = Σ_s p(s) p(u|s) loss(s, c)``: the expected loss of answering ``c`` when the
+    output is ``u``, times ``p(u)`` (the posterior expectation unnormalised).
+
+    The Bayes decision on seeing ``u`` is ``argmin_c C[u, c]``, and the least expected loss
+    of any estimator is ``Σ_u min_c C[u, c]`` (the optimal inference attack of
+    [Shokri-Theodorakopoulos-Troncoso-Hubaux-LeBoudec]: an adversary who knows the prior and
+    the mechanism).
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        On the secret ``s`` (for a joint prior, the channel is ``p(u|s) = Σ_y p(y|s) p(u|y)``).
+    mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``.
+    loss : array_like
+        ``loss[s, c]``: one row per secret, one column per candidate estimate ``c`` (e.g. a
+        :class:`~privopt.model.Metric`'s matrix to estimate the secret itself).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``outputs × candidates``.
+    """
+    st = MeasureSetting(prior, mechanism)
+    matrix = _loss_matrix(loss, st.p.size, "secret")
+    joint = st.p[:, None] * st.prior.induced_channel(st.W)
+    return joint.T @ matrix
+
+
+def bayes_remap(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, distortion: ArrayLike
+) -> np.ndarray:
+    """The optimal remap of a mechanism's outputs for its quality loss: each output ``u`` goes
+    to ``argmin_c Σ_y p(y) W[y, u] d(y, c)``, the estimate of least expected distortion under
+    the posterior on seeing ``u``.
+
+    This is the optimal remap of [Chatzikokolakis-ElSalamouny-Palamidessi] (for a prior, a
+    mechanism and a quality-loss function: each output to the point of least posterior
+    expected loss), restricted to the candidate outputs ``c`` (the columns of
+    ``distortion``; the paper's remap may pick any point of the plane, so on a discrete map
+    this is its discrete form); ``W`` followed by it is a
+    post-processing of ``W``, so every metric-privacy (and DP) guarantee of ``W`` still holds,
+    and ``E[d]`` never grows (the identity is a candidate when the outputs are the
+    candidates). Ties go to the lowest index; an output no input of positive probability
+    emits is remapped as if the prior were uniform.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        The distortion is on the inputs ``y`` (the observations of a joint prior).
+    mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``.
+    distortion : Distortion or array_like
+        ``d[y, c]``: one row per input, one column per candidate output.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``remap[u]``: the candidate index each output goes to (length ``|U|``).
+    """
+    prior = as_prior(prior)
+    W = as_matrix(mechanism)
+    matrix = _loss_matrix(distortion, prior.n_inputs, "input")
+    if W.shape[0] != prior.n_inputs:
+        raise InputError(
+            f"the mechanism has {W.shape[0]} rows but the prior has {prior.n_inputs} inputs",
+            "mechanism",
+        )
+    return _best_candidates(prior.input_probs[:, None] * W, W, matrix)
+
+
+def expected_inference_error(
+    prior: PriorLike, mechanism: Mechanism | ArrayLike, loss: ArrayLike
+) -> float:
+    """The expected error of the Bayesian adversary: ``Σ_u min_ŝ Σ_s p(s) p(u|s) loss(s, ŝ)``.
+
+    The location privacy of [Shokri-Theodorakopoulos-Troncoso-Hubaux-LeBoudec] (the user's
+    privacy is the expected distance between the true place and the estimate of the optimal
+    inference attack): an adversary who knows the prior and the mechanism answers, for each
+    output, the estimate ``ŝ`` of least posterior expected loss (a deterministic Bayes
+    estimator is optimal); its expected loss is the privacy figure (larger is more private).
+    With ``loss`` the distance between places it is the expected distance between the user's
+    place and the adversary's guess.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior, DatabasePrior or array_like
+        On the secret.
+    mechanism : Mechanism or array_like
+        ``W[y, u] = p(u|y)``.
+    loss : array_like
+        ``loss[s, ŝ]``: one row per secret, one column per estimate (usually the secrets
+        themselves: the metric's matrix).
+
+    Returns
+    -------
+    float
+        In the loss's unit (not a leakage: no ``unit``).
+    """
+    costs = posterior_expected_loss(prior, mechanism, loss)
+    return float(costs.min(axis=1).sum())
 
 
 @with_unit

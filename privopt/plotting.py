@@ -62,7 +62,9 @@ __all__ = [
     "plot_curves",
     "plot_curve",
     "plot_location",
+    "plot_mechanism",
     "save_figure",
+    "LOCATION_PANELS",
     "sweep_title",
     "FIGURE_FORMATS",
     "XLABEL",
@@ -874,6 +876,77 @@ def plot_curve(curve, ax: Axes | None = None, **kwargs: Any) -> Figure:
     return plot_curves([curve], ax=ax, **kwargs)
 
 
+#: The panels :func:`plot_location` can draw, and their colour-bar labels.
+LOCATION_PANELS = {
+    "prior": ("prior $p(x)$", "probability $p(x)$"),
+    "output": ("output law $p(u)$", "probability $p(u)$"),
+    "release": ("$p(u \\mid x = {cell})$", "probability $p(u \\mid x)$"),
+    "loss": ("expected loss per place", "$E[d(x, U) \\mid x]$"),
+}
+
+
+def _as_result_parts(mechanism):
+    """``(matrix or None, annotation or None)`` of a mechanism, array or design result."""
+    note = None
+    if mechanism is not None and hasattr(mechanism, "mechanism") and hasattr(mechanism, "status"):
+        result = mechanism
+        if result.epsilon is not None and result.distortion is not None:
+            note = (
+                f"{result.notion} $\\varepsilon$ = {result.epsilon:.4g}, "
+                f"E[d] = {result.distortion:.4g} ({result.status})"
+            )
+        mechanism = result.mechanism
+    if mechanism is None:
+        return None, note
+    return np.asarray(getattr(mechanism, "matrix", mechanism), dtype=float), note
+
+
+def _cell_index(location, cell) -> int:
+    labels = location.labels
+    index = labels.index(cell) if isinstance(cell, str) and cell in labels else cell
+    if (
+        isinstance(index, bool)
+        or not isinstance(index, (int, np.integer))
+        or not 0 <= int(index) < location.size
+    ):
+        raise InputError(f'unknown cell {cell!r}: an index or a label such as "r,c"', "cell")
+    return int(index)
+
+
+def _draw_places(axis, fig, location, values, on: str, cmap: str, label: str):
+    """Draw ``values`` over the secrets (``on="secrets"``) or the outputs of ``location``: an
+    image over a grid of cells, else coloured points; a labelled colour bar."""
+    geographic = getattr(location, "projection", None) is not None
+    grid = None
+    if on == "secrets" and hasattr(location, "as_map"):
+        grid, image = location.cells, location.as_map(values)
+    elif on == "outputs" and location.output_grid is not None:
+        grid = location.output_grid
+        image = np.asarray(values, dtype=float).reshape(grid.rows, grid.cols)
+    if grid is not None:
+        x0, y0, x1, y1 = grid.bounds
+        if geographic:  # north up
+            drawn = axis.imshow(
+                image, cmap=cmap, extent=(x0, x1, y0, y1), origin="lower", interpolation="nearest"
+            )
+        else:  # row 0 at the top, as printed
+            drawn = axis.imshow(image, cmap=cmap, extent=(x0, x1, y1, y0), interpolation="nearest")
+    else:
+        points = location.planar_points if on == "secrets" else location.output_points
+        drawn = axis.scatter(
+            points[:, 0], points[:, 1], c=np.asarray(values, dtype=float), cmap=cmap, s=18
+        )
+        axis.set_aspect("equal", adjustable="datalim")
+        if not geographic:
+            axis.invert_yaxis()
+    axis.set_xlabel("km east" if geographic else "x", fontsize=8)
+    axis.set_ylabel("km north" if geographic else "y", fontsize=8)
+    axis.tick_params(labelsize=7)
+    bar = fig.colorbar(drawn, ax=axis, shrink=0.85)
+    bar.ax.tick_params(labelsize=7)
+    bar.set_label(label, fontsize=8)
+
+
 def plot_location(
     grid,
     mechanism=None,
@@ -883,25 +956,32 @@ def plot_location(
     ax: Axes | Sequence[Axes] | None = None,
     title: str | None = None,
     cmap: str = "viridis",
+    panels: Sequence[str] | None = None,
+    distortion=None,
 ) -> Figure:
-    """Heatmaps of a location problem on its map: the prior, the mechanism's output law and,
-    for one ``cell``, the law of what it releases there.
+    """Heatmaps of a location problem on its map: the prior, the mechanism's output law, the
+    law of what it releases from one ``cell``, and the expected loss of each place.
 
-    Panels, in order: the prior ``p(x)`` (always), the output law ``p(u) = Σ_x p(x) W[x,u]``
-    (with a ``mechanism``) and ``p(u | x = cell)`` (with a ``mechanism`` and a ``cell``, which
-    is marked). Each panel has its own colour bar; row 0 of the grid is drawn at the top.
+    Panels (``panels``, in the order given): ``"prior"`` ``p(x)``; ``"output"`` the output law
+    ``p(u) = Σ_x p(x) W[x,u]``; ``"release"`` ``p(u | x = cell)`` (the cell is marked);
+    ``"loss"`` the expected loss ``E[d(x, U) | x] = Σ_u W[x,u] d(x,u)`` of each place. By
+    default: the prior, then with a ``mechanism`` the output law, then with a ``cell`` its
+    release law. Values over a grid's cells (or an output grid) are drawn as an image, values
+    over given places or output points as coloured points. Each panel has its own labelled
+    colour bar. Row 0 of a planar grid is drawn at the top (as printed); a geographic map
+    (latitude/longitude) is drawn north up, in km. With a design result, the figure's title
+    states its notion, level and ``E[d]``.
 
     Parameters
     ----------
-    grid : LocationGrid
-        The map (:class:`privopt.model.location.LocationGrid`); its cells are the secrets and
-        the outputs.
+    grid : LocationGrid or LocationPoints
+        The map (:mod:`privopt.model.location`): its secrets, outputs and prior.
     mechanism : Mechanism, array_like or DesignResult, optional
-        ``W[x, u]`` on the cells (a result's mechanism is taken).
+        ``W[x, u]``, secrets × outputs (a result's mechanism is taken).
     prior : Prior or array_like, optional
         Default: ``grid.prior()``.
     cell : int or str, optional
-        A cell index or label (``"r,c"``) whose release law is drawn.
+        A secret's index or label (``"r,c"`` for a grid) whose release law is drawn.
     ax : Axes or sequence of Axes, optional
         Draw on these axes, one per panel (a single Axes when there is one panel). Default: a
         new figure with an off-screen canvas.
@@ -909,6 +989,10 @@ def plot_location(
         A title over the figure (a new figure only).
     cmap : str
         A matplotlib colour map.
+    panels : sequence of str, optional
+        Among :data:`LOCATION_PANELS`.
+    distortion : Distortion or array_like, optional
+        The loss of the ``"loss"`` panel (default ``grid.distortion()``).
 
     Returns
     -------
@@ -917,67 +1001,137 @@ def plot_location(
     Raises
     ------
     InputError
-        When the sizes do not match the grid, an unknown cell, or the wrong number of axes.
+        When the sizes do not match the map, an unknown cell or panel, a panel that needs a
+        mechanism or a cell without one, or the wrong number of axes.
     """
-    if mechanism is not None and hasattr(mechanism, "mechanism") and hasattr(mechanism, "status"):
-        mechanism = mechanism.mechanism
-    matrix = None
-    if mechanism is not None:
-        matrix = np.asarray(getattr(mechanism, "matrix", mechanism), dtype=float)
-        if matrix.shape != (grid.size, grid.size):
+    matrix, note = _as_result_parts(mechanism)
+    if matrix is not None and matrix.shape != (grid.size, grid.n_outputs):
+        raise InputError(
+            f"the mechanism is {matrix.shape}; a location mechanism is cells × cells, one row "
+            f"per place and one column per output ({grid.size} × {grid.n_outputs})",
+            "mechanism",
+        )
+    if panels is None:
+        panels = ["prior"]
+        if matrix is not None:
+            panels.append("output")
+            if cell is not None:
+                panels.append("release")
+        elif cell is not None:
+            raise InputError("a cell's release law needs a mechanism", "cell")
+    panels = list(panels)
+    for name in panels:
+        if name not in LOCATION_PANELS:
             raise InputError(
-                f"the mechanism is {matrix.shape}; a location mechanism is cells × cells "
-                f"({grid.size} × {grid.size})",
-                "mechanism",
+                f"unknown panel {name!r}; valid: {', '.join(LOCATION_PANELS)}", "panels"
             )
+        if name != "prior" and matrix is None:
+            raise InputError(f"the {name!r} panel needs a mechanism", "panels")
+    if "release" in panels and cell is None:
+        raise InputError("the 'release' panel needs a cell", "cell")
+    index = None if cell is None else _cell_index(grid, cell)
     p = grid.prior().probs if prior is None else np.asarray(getattr(prior, "probs", prior))
-    panels = [("prior $p(x)$", grid.as_map(p))]
-    if matrix is not None:
-        panels.append(("output law $p(u)$", grid.as_map(p @ matrix)))
-        if cell is not None:
-            index = (
-                grid.labels.index(cell) if isinstance(cell, str) and cell in grid.labels else cell
-            )
-            if not isinstance(index, (int, np.integer)) or not 0 <= int(index) < grid.size:
-                raise InputError(f'unknown cell {cell!r}: an index or a label "r,c"', "cell")
-            panels.append(
-                (f"$p(u \\mid x = {grid.labels[int(index)]})$", grid.as_map(matrix[index]))
-            )
-    elif cell is not None:
-        raise InputError("a cell's release law needs a mechanism", "cell")
     if ax is None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(3.4 * len(panels), 3.2), dpi=150, layout="constrained")
+        fig = Figure(figsize=(3.6 * len(panels), 3.3), dpi=150, layout="constrained")
         FigureCanvasAgg(fig)
         axes = list(fig.subplots(1, len(panels), squeeze=False)[0])
-        if title:
-            fig.suptitle(title, fontsize=10)
+        heading = "; ".join(part for part in (title, note) if part)
+        if heading:
+            fig.suptitle(heading, fontsize=10)
     else:
         axes = [ax] if not isinstance(ax, (list, tuple, np.ndarray)) else list(np.ravel(ax))
         if len(axes) != len(panels):
             raise InputError(f"{len(panels)} panel(s) to draw but {len(axes)} axes given", "ax")
         fig = axes[0].figure
-    extent = (0, grid.cols * grid.cell_size, grid.rows * grid.cell_size, 0)
-    for axis, (name, values) in zip(axes, panels, strict=True):
-        image = axis.imshow(values, cmap=cmap, extent=extent, interpolation="nearest")
-        axis.set_title(name, fontsize=9)
-        axis.set_xlabel("x", fontsize=8)
-        axis.set_ylabel("y", fontsize=8)
-        axis.tick_params(labelsize=7)
-        bar = fig.colorbar(image, ax=axis, shrink=0.85)
-        bar.ax.tick_params(labelsize=7)
-    if cell is not None and matrix is not None:
-        r, c = divmod(int(index), grid.cols)
-        axes[-1].plot(
-            (c + 0.5) * grid.cell_size,
-            (r + 0.5) * grid.cell_size,
-            marker="x",
-            color="#D55E00",
-            markersize=8,
-            markeredgewidth=2,
-        )
+    for axis, name in zip(axes, panels, strict=True):
+        heading, label = LOCATION_PANELS[name]
+        if name == "prior":
+            _draw_places(axis, fig, grid, p, "secrets", cmap, label)
+        elif name == "output":
+            _draw_places(axis, fig, grid, p @ matrix, "outputs", cmap, label)
+        elif name == "release":
+            heading = heading.format(cell=grid.labels[index])
+            _draw_places(axis, fig, grid, matrix[index], "outputs", cmap, label)
+            x, y = grid.planar_points[index]
+            axis.plot(x, y, marker="x", color="#D55E00", markersize=8, markeredgewidth=2)
+        else:
+            loss = grid.distortion() if distortion is None else distortion
+            loss = np.asarray(getattr(loss, "matrix", loss), dtype=float)
+            if loss.shape != matrix.shape:
+                raise InputError(
+                    f"the distortion is {loss.shape}, the mechanism {matrix.shape}", "distortion"
+                )
+            _draw_places(axis, fig, grid, (matrix * loss).sum(axis=1), "secrets", cmap, label)
+        axis.set_title(heading, fontsize=9)
+    return fig
+
+
+def plot_mechanism(
+    mechanism,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    cmap: str = "viridis",
+    input_labels: Sequence[str] | None = None,
+    output_labels: Sequence[str] | None = None,
+) -> Figure:
+    """A heatmap of a mechanism's matrix ``p(u | y)`` (rows: inputs, columns: outputs).
+
+    Labels are written on the axes up to 30 rows or columns. With a design result, the
+    title states its notion, level and ``E[d]``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism, array_like or DesignResult
+    ax : Axes, optional
+        Default: a new figure with an off-screen canvas.
+    title : str, optional
+    cmap : str
+    input_labels, output_labels : sequence of str, optional
+        Default: the mechanism's.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    InputError
+        Without a dense mechanism.
+    """
+    owner = getattr(mechanism, "mechanism", mechanism)
+    matrix, note = _as_result_parts(mechanism)
+    if matrix is None or matrix.ndim != 2:
+        raise InputError("no dense mechanism to draw", "mechanism")
+    inputs = list(input_labels or getattr(owner, "input_labels", range(matrix.shape[0])))
+    outputs = list(output_labels or getattr(owner, "output_labels", range(matrix.shape[1])))
+    if ax is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        width = min(9.0, 3.0 + 0.25 * matrix.shape[1])
+        height = min(8.0, 2.2 + 0.22 * matrix.shape[0])
+        fig = Figure(figsize=(width, height), dpi=150, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    drawn = ax.imshow(matrix, cmap=cmap, aspect="auto", interpolation="nearest", vmin=0.0)
+    bar = fig.colorbar(drawn, ax=ax, shrink=0.85)
+    bar.set_label("probability $p(u \\mid y)$", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
+    ax.set_xlabel("output u", fontsize=8)
+    ax.set_ylabel("input y", fontsize=8)
+    if matrix.shape[1] <= 30:
+        ax.set_xticks(range(matrix.shape[1]), [str(u) for u in outputs], fontsize=6, rotation=90)
+    if matrix.shape[0] <= 30:
+        ax.set_yticks(range(matrix.shape[0]), [str(y) for y in inputs], fontsize=6)
+    heading = "; ".join(part for part in (title, note) if part)
+    if heading:
+        ax.set_title(heading, fontsize=9)
     return fig
 
 

@@ -638,10 +638,13 @@ def secret_index(value: object, labels: Sequence[str], field: str) -> int:
         if 0 <= int(value) < len(labels):
             return int(value)
     shown = ", ".join(labels[:10]) + (" …" if len(labels) > 10 else "")
+    integral = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    digits = isinstance(value, str) and value.strip().lstrip("-").isdigit()
     raise InputError(
         f"unknown secret {value!r}: use a symbol of the secret alphabet ({shown}) or an index "
         f"0..{len(labels) - 1}",
         field,
+        code="index_out_of_range" if integral or digits else "unknown_symbol",
     )
 
 

@@ -196,8 +196,17 @@ def test_measure_zero_entries_and_zero_distance():
 
 def test_graph_metric_disconnected_components_are_unconstrained():
     prior = [0.25, 0.25, 0.25, 0.25]
+    edges = [[0, 1], [2, 3, 2.0]]
+    with pytest.raises(po.InputError) as refused:  # only when asked for
+        po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": edges})
+    assert refused.value.code == "disconnected_graph"
+    assert refused.value.field == "privacy.metric.edges"
     result = po.design(
-        prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": [[0, 1], [2, 3, 2.0]]}
+        prior,
+        "hamming",
+        "metric_dp",
+        epsilon=0.5,
+        metric={"edges": edges, "allow_disconnected": True},
     )
     d = np.array([[0, 1, np.inf, np.inf], [1, 0, np.inf, np.inf]] + [[np.inf] * 4] * 2)
     d[2, 3] = d[3, 2] = 2.0
@@ -212,14 +221,25 @@ def test_graph_edge_ends_are_read_like_neighbour_pairs():
     digit strings from a CSV file are accepted; floats, booleans and indices out of range
     are refused with the edge named."""
     prior = po.Prior([0.25, 0.25, 0.25, 0.25], labels=["a", "b", "c", "d"])
-    by_index = po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": [[0, 1]]})
+
+    def path(first):  # the edge a–b, then b–c–d: a connected graph
+        return {"edges": [first, [1, 2], [2, 3]]}
+
+    by_index = po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric=path([0, 1]))
     for ends in (["a", "b"], ["0", "1"], [np.int64(0), 1]):
-        same = po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": [ends]})
+        same = po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric=path(ends))
         assert same.distortion == pytest.approx(by_index.distortion, abs=1e-12)
-    for bad in ([0.0, 1], [True, 1], [0, 4], ["z", 1]):
+    for bad, code in (
+        ([0.0, 1], "unknown_symbol"),
+        ([True, 1], "unknown_symbol"),
+        ([0, 4], "index_out_of_range"),
+        (["7", 1], "index_out_of_range"),
+        (["z", 1], "unknown_symbol"),
+    ):
         with pytest.raises(po.InputError) as info:
-            po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric={"edges": [bad]})
+            po.design(prior, "hamming", "metric_dp", epsilon=0.5, metric=path(bad))
         assert info.value.field == "privacy.metric.edges[0]"
+        assert info.value.code == code
 
 
 def test_joint_prior_metric_on_the_secret():

@@ -27,7 +27,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import shortest_path
+from scipy.sparse.csgraph import connected_components, shortest_path
 
 from privopt.errors import InputError
 from privopt.model.neighbors import NeighborRelation
@@ -341,8 +341,20 @@ class Metric:
         return cls(d, labels, norm, field, check=False)
 
     @classmethod
-    def from_graph(cls, k: int, edges, labels=None, field: str = "privacy.metric") -> Metric:
+    def from_graph(
+        cls,
+        k: int,
+        edges,
+        labels=None,
+        field: str = "privacy.metric",
+        allow_disconnected: bool = False,
+    ) -> Metric:
         """The shortest-path metric of an undirected weighted graph.
+
+        A disconnected graph is refused unless ``allow_disconnected``: secrets in different
+        components are at distance ``+inf``, so metric privacy puts no constraint between
+        them and a mechanism may reveal the component outright. That is rarely meant (a road
+        network with a missing edge, an isolated vertex); ask for it explicitly.
 
         Parameters
         ----------
@@ -350,13 +362,23 @@ class Metric:
             Number of secrets (vertices ``0..k-1``).
         edges : sequence
             ``(a, b)`` (weight 1) or ``(a, b, w)`` with ``w > 0``; vertices as indices.
-            Secrets in different components are at distance ``+inf`` (no constraint).
         labels : sequence of str, optional
         field : str
+            The key named in messages; a bad edge ``n`` is named ``{field}[n]``.
+        allow_disconnected : bool
+            Accept a disconnected graph (distance ``+inf``, no constraint, between
+            components).
 
         Returns
         -------
         Metric
+
+        Raises
+        ------
+        InputError
+            With :attr:`~privopt.errors.InputError.code` ``"index_out_of_range"``,
+            ``"self_loop"``, ``"bad_edge_weight"`` (negative, zero, NaN or infinite) or
+            ``"disconnected_graph"``.
         """
         a, b, w = _edge_arrays(k, edges, field)
         # duplicate edges: keep the shortest (coo sums duplicates; rebuild from the minima)
@@ -366,6 +388,17 @@ class Metric:
         keep = order[first]
         a, b, w = a[keep], b[keep], w[keep]
         graph = sp.csr_matrix((w, (a, b)), shape=(k, k))
+        if not allow_disconnected:
+            count, component = connected_components(graph, directed=False)
+            if count > 1:
+                apart = int(np.flatnonzero(component != component[0])[0])
+                raise InputError(
+                    f"the graph has {count} connected components (no path joins vertex 0 and "
+                    f"vertex {apart}): metric privacy would put no constraint between them; "
+                    "add the missing edges, or allow it explicitly (allow_disconnected = true)",
+                    field,
+                    code="disconnected_graph",
+                )
         d = shortest_path(graph, method="D", directed=False)
         return cls(d, labels, "graph", field, check=False, edges=(a, b))
 
@@ -622,44 +655,56 @@ def pair_level(channel: np.ndarray, pairs: MetricPairs, rows: np.ndarray | None 
 
 
 def _edge_arrays(k: int, edges, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Edges ``(a, b[, w])`` as index and weight arrays (checked)."""
+    """Edges ``(a, b[, w])`` as index and weight arrays (checked; edge ``n`` is named
+    ``{field}[n]``)."""
     rows = list(edges) if not isinstance(edges, np.ndarray) else list(edges)
     if not rows:
         raise InputError("the graph has no edges: give [[a, b], …] or [[a, b, w], …]", field)
     a, b, w = [], [], []
     for n, edge in enumerate(rows):
+        at = f"{field}[{n}]"
         try:
             items = list(edge)
         except TypeError:
             raise InputError(
-                f"edge {n} is {edge!r}: write each edge as [a, b] or [a, b, weight]", field
+                f"edge {n} is {edge!r}: write each edge as [a, b] or [a, b, weight]", at
             ) from None
         if len(items) not in (2, 3):
             raise InputError(
-                f"edge {n} has {len(items)} entries: write [a, b] or [a, b, weight]", field
+                f"edge {n} has {len(items)} entries: write [a, b] or [a, b, weight]", at
             )
         try:
             ia, ib = int(items[0]), int(items[1])
             if ia != items[0] or ib != items[1]:
                 raise ValueError
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise InputError(
                 f"edge {n}: the ends {items[0]!r}, {items[1]!r} must be secret indices or "
                 "symbols of the secret alphabet",
-                field,
+                at,
             ) from None
         if not (0 <= ia < k and 0 <= ib < k):
-            raise InputError(f"edge {n} joins {ia} and {ib}: indices lie in 0..{k - 1}", field)
+            raise InputError(
+                f"edge {n} joins {ia} and {ib}: indices lie in 0..{k - 1}",
+                at,
+                code="index_out_of_range",
+            )
         if ia == ib:
-            raise InputError(f"edge {n} joins secret {ia} to itself", field)
+            raise InputError(f"edge {n} joins secret {ia} to itself", at, code="self_loop")
         weight = 1.0 if len(items) == 2 else items[2]
         try:
+            if isinstance(weight, bool):
+                raise TypeError
             weight = float(weight)
         except (TypeError, ValueError):
-            raise InputError(f"edge {n}: the weight {weight!r} is not a number", field) from None
+            raise InputError(
+                f"edge {n}: the weight {weight!r} is not a number", at, code="not_a_number"
+            ) from None
         if not (np.isfinite(weight) and weight > 0):
             raise InputError(
-                f"edge {n}: the weight {weight} must be a positive finite number", field
+                f"edge {n}: the weight {weight} must be a positive finite number",
+                at,
+                code="bad_edge_weight",
             )
         a.append(ia)
         b.append(ib)

@@ -16,7 +16,8 @@ Options
 ``metric`` (required)
     A :class:`~privopt.model.Metric`; a ``k × k`` matrix; ``{"points": …, "norm": …}``
     (``euclidean``, ``manhattan``, ``haversine``); ``{"edges": [[a, b, w], …]}`` (the
-    shortest-path metric of the graph); or ``"discrete"``.
+    shortest-path metric of the graph; a disconnected graph is an error unless
+    ``"allow_disconnected": True``); or ``"discrete"``.
 ``spanner``
     A stretch ``δ > 1``: the constraints are written on the edges of a greedy δ-spanner of
     the metric only ([Bordenabe-Chatzikokolakis-Palamidessi], Sec. 5), and the notion's level
@@ -108,13 +109,21 @@ def validate_metric(value: Any, prior: Prior | JointPrior | DatabasePrior, field
         metric = Metric.discrete(k)
     elif isinstance(value, dict):
         keys = set(value)
-        allowed = {"points", "norm", "edges", "matrix"}
+        allowed = {"points", "norm", "edges", "matrix", "allow_disconnected"}
         if keys - allowed:
             raise InputError(
                 f"unknown key(s) {sorted(keys - allowed)} in the metric; it takes points and "
-                "norm, or edges, or matrix",
+                "norm, or edges (with allow_disconnected), or matrix",
                 field,
             )
+        allow_disconnected = value.get("allow_disconnected", False)
+        if not isinstance(allow_disconnected, (bool, np.bool_)):
+            raise InputError(
+                f"allow_disconnected is true or false, got {allow_disconnected!r}",
+                f"{field}.allow_disconnected",
+            )
+        if "allow_disconnected" in value and "edges" not in value:
+            raise InputError("allow_disconnected goes with edges", f"{field}.allow_disconnected")
         given = [key for key in ("points", "edges", "matrix") if key in value]
         if len(given) != 1:
             raise InputError("give exactly one of points (with norm), edges, matrix", field)
@@ -128,7 +137,9 @@ def validate_metric(value: Any, prior: Prior | JointPrior | DatabasePrior, field
             for n, edge in enumerate(_as_edge_rows(value["edges"], f"{field}.edges")):
                 ends = [secret_index(e, labels, f"{field}.edges[{n}]") for e in edge[:2]]
                 edges.append([*ends, *edge[2:]])
-            metric = Metric.from_graph(k, edges, field=f"{field}.edges")
+            metric = Metric.from_graph(
+                k, edges, field=f"{field}.edges", allow_disconnected=bool(allow_disconnected)
+            )
         else:
             metric = Metric.from_matrix(value["matrix"], field=f"{field}.matrix")
     else:
