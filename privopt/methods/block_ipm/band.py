@@ -247,18 +247,24 @@ class BandColumns(DenseColumns):
         inverse = np.empty((U, nb, b, b))
         below = np.empty((U, max(nb - 1, 0), b, b))
 
+        # the matrices are formed a few columns at a time (a whole range's blocks would
+        # double the factors' memory for a moment)
+        step = max(1, int(SCHUR_CHUNK_BYTES // (8.0 * self.flat_size)))
+
         def factor_range(lo: int, hi: int) -> None:
-            flat = self._blocks(D[lo:hi], E[lo:hi])
-            diagonal = flat[:, : self._sub_offset].reshape(hi - lo, nb, b, b)
-            sub = flat[:, self._sub_offset :].reshape(hi - lo, nb - 1, b, b)
-            for i in range(nb):
-                block = diagonal[:, i]
-                if i > 0:
-                    block -= below[lo:hi, i - 1] @ np.swapaxes(below[lo:hi, i - 1], 1, 2)
-                lower = _cholesky_stack(block)
-                inverse[lo:hi, i] = np.linalg.inv(lower)
-                if i < nb - 1:
-                    below[lo:hi, i] = sub[:, i] @ np.swapaxes(inverse[lo:hi, i], 1, 2)
+            for first in range(lo, hi, step):
+                last = min(hi, first + step)
+                flat = self._blocks(D[first:last], E[first:last])
+                diagonal = flat[:, : self._sub_offset].reshape(last - first, nb, b, b)
+                sub = flat[:, self._sub_offset :].reshape(last - first, nb - 1, b, b)
+                for i in range(nb):
+                    block = diagonal[:, i]
+                    if i > 0:
+                        previous = below[first:last, i - 1]
+                        block -= previous @ np.swapaxes(previous, 1, 2)
+                    inverse[first:last, i] = np.linalg.inv(_cholesky_stack(block))
+                    if i < nb - 1:
+                        below[first:last, i] = sub[:, i] @ np.swapaxes(inverse[first:last, i], 1, 2)
 
         dense_inverse.for_chunks(factor_range, U, U * float(self.padded) * b * b)
         return _BandFactor(self, inverse, below)
