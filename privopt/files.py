@@ -58,6 +58,7 @@ import numpy as np
 from privopt._io import check_toml_text, decode_text, max_file_bytes, read_input_file
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
+from privopt.model._validate import normalised_weights
 from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
 from privopt.validation import (
     NEIGHBOR_NAMES,
@@ -478,7 +479,7 @@ class _Parser:
         out = []
         for i, row in enumerate(rows):
             try:
-                out.append([float(c) for c in row])
+                out.append([csv_number(c) for c in row])
             except ValueError:
                 raise self.err(
                     key, f"{value}: line {i + 1} holds {row!r}, expected numbers only"
@@ -731,7 +732,7 @@ class _Parser:
             )
         labels = [r[0] for r in rows] if widths == {2} else None
         try:
-            values = [float(r[-1]) for r in rows]
+            values = [csv_number(r[-1]) for r in rows]
         except ValueError:
             bad = next(r for r in rows if not _is_number(r[-1]))
             raise self.err("prior.file", f"{t['file']}: {bad[-1]!r} is not a number") from None
@@ -739,9 +740,9 @@ class _Parser:
             raise self.err("prior.labels", "the file names the labels already (first column)")
         if counts:
             arr = np.asarray(values, dtype=float)
-            if not np.isfinite(arr).all() or (arr < 0).any() or arr.sum() <= 0:
+            if not np.isfinite(arr).all() or (arr < 0).any() or not (arr > 0).any():
                 raise self.err("prior.file", "counts must be finite, non-negative and not all zero")
-            values = list(arr / arr.sum())
+            values = list(normalised_weights(arr))  # no overflow: 1e308, 1e308 is ½, ½
         pmf = as_pmf(values, "prior.file")
         if labels is None:
             labels = self.labels(t, "labels", "prior", pmf.size)
@@ -1164,9 +1165,35 @@ class _Parser:
         return out
 
 
+def csv_number(text: str) -> float:
+    """A number read from a CSV cell, as strictly as a file format should read it.
+
+    Python's :func:`float` accepts the digit separators of Python source (``"0_5"`` reads
+    as 5): a cell with an underscore is refused instead. Everything else is read by
+    :func:`float` (decimal and exponent forms, ``inf``, surrounding blanks).
+
+    Parameters
+    ----------
+    text : str
+        The cell.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the cell is not a number (an underscore included).
+    """
+    if "_" in text:
+        raise ValueError(f"{text!r}: '_' is not part of a number in a CSV file")
+    return float(text)
+
+
 def _is_number(text: str) -> bool:
     try:
-        float(text)
+        csv_number(text)
     except ValueError:
         return False
     return True
@@ -1310,7 +1337,7 @@ def load_mechanism(path: str | os.PathLike):
                 raise _error(name, None, "expected a header row and one row per input")
             outputs = rows[0][1:]
             inputs = [r[0] for r in rows[1:]]
-            matrix = [[float(v) for v in r[1:]] for r in rows[1:]]
+            matrix = [[csv_number(v) for v in r[1:]] for r in rows[1:]]
             return Mechanism(matrix, inputs, outputs)
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             unpacked = sum(info.file_size for info in archive.infolist())

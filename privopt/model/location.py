@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from privopt.errors import InputError
+from privopt.model._validate import normalised_weights
 from privopt.model.distortion import Distortion
 from privopt.model.metric import Metric
 from privopt.model.prior import Prior
@@ -64,7 +65,7 @@ class LocationGrid:
                 )
             if not np.isfinite(weights).all() or (weights < 0).any():
                 raise InputError("counts must be finite and non-negative", f"{field}.counts")
-            if weights.sum() <= 0:
+            if not (weights > 0).any():
                 raise InputError("counts are all zero", f"{field}.counts")
         self.counts = weights
 
@@ -91,7 +92,7 @@ class LocationGrid:
         -------
         Prior
         """
-        probs = self.counts.ravel() / self.counts.sum()
+        probs = normalised_weights(self.counts.ravel())  # no overflow for huge counts
         return Prior(probs, labels=self.labels)
 
     def metric(self, norm: str = "euclidean") -> Metric:
