@@ -18,6 +18,7 @@ from privopt.errors import (
     InputError,
     PrivoptError,
     SolverError,
+    TaskLostError,
     VerificationError,
 )
 
@@ -175,6 +176,7 @@ __all__ = [
     "Distortion",
     "InfeasibleError",
     "InputError",
+    "TaskLostError",
     "JointPrior",
     "LaplaceCounting",
     "LocationGrid",
