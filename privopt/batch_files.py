@@ -646,11 +646,45 @@ class _Journal:
             (json.dumps(_normalise(r), allow_nan=True) + "\n").encode("utf-8") for r in rows
         )
         self._current()
+        self._end_last_line()
         view = memoryview(data)
         while view:
             written = os.write(self.fd, view)
             view = view[written:]
         os.fsync(self.fd)
+
+    def _end_last_line(self) -> None:
+        """Make the journal end with a line end before a row is appended (with the lock
+        held): a run killed in the middle of its append leaves a cut-off line, which is
+        dropped (or, when it is a whole row short of its line end only, ended)."""
+        size = os.fstat(self.fd).st_size
+        if size == 0:
+            return
+        if self._read_at(size - 1, 1) == b"\n":
+            return
+        start, tail = size, b""
+        while start > 0:  # back to the last line end
+            step = min(start, 1 << 16)
+            chunk = self._read_at(start - step, step)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                tail = chunk[cut + 1 :] + tail
+                start = start - step + cut + 1
+                break
+            tail = chunk + tail
+            start -= step
+        try:
+            _checked_row(json.loads(tail.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError):
+            os.ftruncate(self.fd, start)  # a cut-off row: that problem is solved again
+            return
+        os.write(self.fd, b"\n")
+
+    def _read_at(self, offset: int, length: int) -> bytes:
+        """Bytes of the journal (the file :meth:`_current` checked is ours)."""
+        with open(self.name, "rb") as fh:
+            fh.seek(offset)
+            return fh.read(length)
 
     def finish(self) -> bool:
         """Remove the journal if no other run holds it (call with the lock held, once its

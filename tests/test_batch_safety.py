@@ -257,6 +257,38 @@ def test_a_journal_line_cut_off_by_a_crash_is_dropped_alone(tmp_path):
     assert len(keys) == 2 and "f" * 20 in keys
 
 
+def test_a_whole_last_row_without_its_line_end_is_kept_and_ended(tmp_path):
+    out = tmp_path / "R.csv"
+    whole = json.dumps(_row("f" * 20)).encode()
+    (tmp_path / "R.csv.partial").write_bytes(whole)  # cut just before its line end
+    summary = run_batch([ldp_folder(tmp_path / "a", [0.1])], out)
+    assert summary.set_aside == [] and summary.solved == 1
+    assert len(keys_of(out)) == 2 and "f" * 20 in keys_of(out)
+
+
+@pytest.mark.parametrize("torn", [b'{"key": "abc', json.dumps(_row("9" * 20)).encode()])
+def test_an_append_after_a_writer_died_mid_line_keeps_the_journal_whole(tmp_path, torn):
+    """A run killed in the middle of its append leaves a cut-off line in the shared journal:
+    the next append (another run's, in its turn) drops it, or ends it when only its line end
+    is missing, instead of gluing its own row to it."""
+    out = tmp_path / "R.csv"
+    real = os.path.realpath(out)
+    lock = batch_files._Lock(real + ".lock")
+    journal = batch_files._Journal(real + ".partial", lock)
+    with lock.held():
+        journal.start()
+    journal.append([_row("a" * 20)])
+    with open(real + ".partial", "ab") as fh:  # the writer that died
+        fh.write(torn)
+    journal.append([_row("b" * 20)])
+    journal.close()
+    lock.close()
+    loaded = batch_files._load_journal(real + ".partial")
+    assert loaded.damage == [] and not loaded.cut_tail
+    keys = [r["key"] for r in loaded.rows]
+    assert keys == ["a" * 20, "9" * 20, "b" * 20] if b"9" in torn else ["a" * 20, "b" * 20]
+
+
 def test_a_cut_off_last_row_of_the_table_is_not_carried_forward(tmp_path):
     out = tmp_path / "R.csv"
     run_batch([ldp_folder(tmp_path / "a", [0.1, 0.2, 0.3])], out)
