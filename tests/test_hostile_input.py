@@ -142,7 +142,9 @@ def test_unsorted_sweep_through_the_simplex_path_agrees_with_design(notion):
     rng = np.random.default_rng(7)
     p = rng.dirichlet(np.ones(6))
     d = rng.random((6, 6))
-    eps = [1.0, 30.0, 0.1, 5.0, 0.0]
+    # a named method answers every point itself (no limit shortcut at ε ≥ 12 replaces it),
+    # so the levels stay where the simplex's e^ε coefficients are exact enough to certify
+    eps = [1.0, 9.0, 0.1, 5.0, 0.0]
     curve = po.sweep(p, d, notion, epsilons=eps, solver="sparse-highs-simplex")
     for e, r in zip(eps, curve.records, strict=True):
         alone = po.design(p, d, notion, epsilon=e)

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from privopt.errors import InputError
+from privopt.model._validate import normalised_weights
 from privopt.model.distortion import Distortion
 from privopt.model.metric import EARTH_RADIUS_KM, Metric
 from privopt.model.prior import Prior
@@ -660,7 +661,7 @@ class LocationGrid(_LocationMap):
                 raise InputError(
                     "counts must be finite and non-negative", f"{field}.counts", "negative_weight"
                 )
-            if weights.sum() <= 0:
+            if not (weights > 0).any():  # a sum of counts near 1e308 overflows: not asked
                 raise InputError("counts are all zero", f"{field}.counts")
         self.counts = weights
         self.planar_points = self.points
@@ -781,7 +782,7 @@ class LocationGrid(_LocationMap):
         r = np.clip(np.floor((plane[:, 1] - y0) / size).astype(np.int64), 0, rows - 1)
         counts = np.zeros((rows, cols))
         np.add.at(counts, (r, c), 1.0 if weights is None else weights)
-        if counts.sum() <= 0:
+        if not (counts > 0).any():
             raise InputError("the check-ins have zero total weight", field)
         return cls(
             rows,
@@ -828,7 +829,7 @@ class LocationGrid(_LocationMap):
         -------
         Prior
         """
-        probs = self.counts.ravel() / self.counts.sum()
+        probs = normalised_weights(self.counts.ravel())  # no overflow for huge counts
         return Prior(probs, labels=self.labels)
 
     def grid_edges(self) -> np.ndarray:
@@ -973,7 +974,7 @@ class LocationPoints(_LocationMap):
                     f"{field}.weights",
                     code="negative_weight",
                 )
-            if self.weights.sum() <= 0:
+            if not (self.weights > 0).any():
                 raise InputError("the weights are all zero", f"{field}.weights")
         self._labels = [str(i) for i in range(k)] if labels is None else [str(s) for s in labels]
         if len(self._labels) != k or len(set(self._labels)) != k:
@@ -1044,7 +1045,7 @@ class LocationPoints(_LocationMap):
         -------
         Prior
         """
-        return Prior(self.weights / self.weights.sum(), labels=self._labels)
+        return Prior(normalised_weights(self.weights), labels=self._labels)
 
     def __repr__(self) -> str:
         extra = "" if self.outputs_are_secrets else f", {self.n_outputs} outputs"

@@ -209,6 +209,12 @@ class Metric:
 
     @staticmethod
     def _check(d: np.ndarray, field: str) -> None:
+        # inf − inf (two unrelated secrets) is nan by design here: no warning for it
+        with np.errstate(invalid="ignore", over="ignore"):
+            Metric._check_values(d, field)
+
+    @staticmethod
+    def _check_values(d: np.ndarray, field: str) -> None:
         scale = np.where(np.isfinite(d), d, 0.0).max() or 1.0
         tol = METRIC_TOLERANCE * scale
         both_inf = np.isinf(d) & np.isinf(d.T)

@@ -32,7 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from privopt.closed_form_checks import CHECKED_NOTIONS, closed_form_checks
+from privopt.closed_form_checks import (
+    CHECKED_NOTIONS,
+    closed_form_checks,
+    identifiability_bound,
+)
 from privopt.closed_form_checks import MAX_DENSE as MAX_CHECKED_ROWS
 from privopt.errors import (
     InfeasibleError,
@@ -51,7 +55,12 @@ from privopt.solve.results import (
     LineSearchInfo,
     SolverRun,
 )
-from privopt.solve.verification import Verified, distortion_tolerance, verify
+from privopt.solve.verification import (
+    Verified,
+    distortion_tolerance,
+    objective_floor,
+    verify,
+)
 from privopt.status import Status
 
 __all__ = ["Run", "PointOutcome", "solve_request", "MAX_LEAKAGE_ENTRIES"]
@@ -118,6 +127,10 @@ class Run:
         Method name → the ``warm`` of its previous answer on this instance.
     cache : dict, optional
         Scratch space shared with the methods (e.g. the built cvxpy program).
+    named : bool
+        The user named the methods (``solver=``): the near-optimal answer at the limit
+        ε → ∞ does not take their place (the exact answer at level 0, independence, still
+        does: every method's optimum is that one).
     """
 
     request: DesignRequest
@@ -134,6 +147,7 @@ class Run:
     iterations: int = 0
     points: int = 0
     timed_out: bool = False
+    named: bool = False
 
     # --- one point ----------------------------------------------------------------------------
     def point(self, *, epsilon: float | None = None, budget: float | None = None) -> PointOutcome:
@@ -160,10 +174,11 @@ class Run:
         """
         self.points += 1
         if epsilon is not None:
-            if epsilon == 0 and _independence_applies(self.request):
+            if epsilon == 0 and _independence_applies(self.request):  # exact: U ⊥ X
                 self._emit(CLOSED_FORM, "done")
                 return _independent_outcome(self.request)
-            limit = _limit_outcome(self.request, epsilon)
+            # the limit answer is near-optimal only: it never replaces a named method
+            limit = None if self.named else _limit_outcome(self.request, epsilon)
             if limit is not None:
                 self._emit(limit.method, "done")
                 return limit
@@ -241,7 +256,9 @@ class Run:
                     best_bound = (float(bound), checked.certificate.source, method.name)
             if best is None or checked.objective < best.verified.objective:
                 best = outcome
-            combined = _combined(best, best_bound)
+            combined = _combined(
+                best, best_bound, objective_floor(self.request, budget is not None)
+            )
             if combined is not None:
                 self._emit(combined.method, "done")
                 return combined
@@ -326,7 +343,7 @@ class Run:
 
 
 def _combined(
-    best: PointOutcome | None, bound: tuple[float, str, str] | None
+    best: PointOutcome | None, bound: tuple[float, str, str] | None, floor: float = 1.0
 ) -> PointOutcome | None:
     """The least-objective verified answer of a point certified by the largest lower bound of
     any attempt (each bound is computed by privopt from a dual point of the same point's
@@ -337,7 +354,7 @@ def _combined(
     report = best.verified.certificate
     objective = best.verified.objective
     gap = objective - bound[0]
-    relative = max(gap, 0.0) / (1.0 + abs(objective))
+    relative = max(gap, 0.0) / (floor + abs(objective))
     if not relative <= report.tolerance:
         return None
     certificate = dataclasses.replace(
@@ -536,6 +553,11 @@ def _limit_outcome(request: DesignRequest, eps: float) -> PointOutcome | None:
     and none of the ``e^{±ε}`` coefficients that wreck a solver's scaling. Beyond the
     notion's largest level (finite for PML, maximal leakage and the information measures)
     the deterministic mechanism itself is optimal.
+
+    For identifiability in Wang, Ying & Zhang's setting the bound is ``h(ε)`` instead (their
+    Lemma 1), and from ``ε̃_X`` on there is no shortcut: E_i is the optimum itself (the
+    ``wang-identifiability`` method). The driver offers this answer only when no method was
+    named (:attr:`Run.named`).
     """
     if not request.is_plain or request.entries > MAX_LEAKAGE_ENTRIES:
         return None
@@ -544,16 +566,26 @@ def _limit_outcome(request: DesignRequest, eps: float) -> PointOutcome | None:
     cap = request.max_level()
     if not (eps >= LIMIT_EPSILON or eps >= cap):
         return None
+    lower = request.least_distortion()
+    source = "D*(∞) = Σ_y p(y) min_u d(y,u): no mechanism does better"
+    if request.notion.name == "identifiability" and not request.options:
+        wang = identifiability_bound(request.prior, request.distortion, request.neighbors, eps)
+        if wang is not None:
+            h_eps, exact = wang
+            if exact:  # E_i (wang-identifiability) is the optimum itself: no shortcut
+                return None
+            if h_eps > lower:  # the bound that holds here, and the tighter one
+                lower = h_eps
+                source = "h(ε) (Wang, Ying & Zhang 2016, Lemma 1: R-PD relaxes PD-I)"
     d = request.distortion.matrix
     matrix = np.zeros(d.shape)
     matrix[np.arange(d.shape[0]), d.argmin(axis=1)] = 1.0
-    lower = request.least_distortion()
     answer = Answer(
         Status.OPTIMAL,
         f"{CLOSED_FORM} (the limit ε → ∞)",
         matrix=matrix,
         objective=lower,
-        certificate=Certificate(lower, "D*(∞) = Σ_y p(y) min_u d(y,u): no mechanism does better"),
+        certificate=Certificate(lower, source),
     )
     checked = verify(request, answer, epsilon=eps)
     if not (checked.feasible and checked.certified):
@@ -639,20 +671,19 @@ def _budget_point(run: Run) -> PointOutcome:
     return outcome
 
 
-#: Distortions whose largest entry lies outside ``[1/DISTORTION_SCALE_RANGE,
-#: DISTORTION_SCALE_RANGE]`` are solved rescaled (see :func:`distortion_scale`).
-DISTORTION_SCALE_RANGE = 2.0**16
-
-
 def distortion_scale(distortion: Distortion) -> float:
     """The power of two by which a distortion is divided before it reaches the methods.
 
     ``E[d]`` is linear in ``d``, so the program with ``d/s`` and budgets ``D/s`` has the same
-    optimal mechanisms, and its distortions times ``s`` are the answer's. Solvers work with
-    absolute tolerances near 1e-8 and fail outright on entries near 1e300 (or round entries
-    of 1e-12 to nothing), so a distortion whose largest entry lies outside
-    ``[2⁻¹⁶, 2¹⁶]`` is brought to a largest entry in ``[1, 2)``. A power of two keeps the
-    division exact.
+    optimal mechanisms, and its distortions times ``s`` are the answer's. Every distortion is
+    brought to a largest entry in ``[1, 2)`` (a power of two keeps the division exact), so
+    that every tolerance of the solvers and of the certificate, which are stated for numbers
+    near 1, is relative to the problem's own scale: a distortion given in other units
+    (``d·2ᵏ``) is solved as exactly the same program, and its answer, certificate and status
+    are those of ``d`` times ``2ᵏ``. (Solvers work with absolute tolerances near 1e-8 and fail
+    outright on entries near 1e300 or round entries of 1e-12 to nothing.) The database
+    Hamming distortion (whole numbers of changed rows, read by the structured methods) is
+    solved as it is.
 
     Parameters
     ----------
@@ -666,12 +697,25 @@ def distortion_scale(distortion: Distortion) -> float:
     if distortion.is_database_hamming:
         return 1.0
     top = float(distortion.matrix.max())
-    if top <= 0 or 1 / DISTORTION_SCALE_RANGE <= top <= DISTORTION_SCALE_RANGE:
+    if not (top > 0 and math.isfinite(top)) or 1.0 <= top < 2.0:
         return 1.0
     return float(2.0 ** math.floor(math.log2(top)))
 
 
-def _scaled_request(request: DesignRequest) -> tuple[DesignRequest, float]:
+def scaled_request(request: DesignRequest) -> tuple[DesignRequest, float]:
+    """``request`` with its distortions divided by :func:`distortion_scale` (and budgets
+    with them), and the scale of the main distortion.
+
+    Parameters
+    ----------
+    request : DesignRequest
+
+    Returns
+    -------
+    tuple of (DesignRequest, float)
+        The request as the methods see it (``request`` itself when nothing is rescaled)
+        and ``s``.
+    """
     scale = distortion_scale(request.distortion)
     extras = []
     for extra, budget in request.extra_distortions:
@@ -749,7 +793,7 @@ def solve_request(
     ------
     InfeasibleError, SolverError
     """
-    scaled, scale = _scaled_request(request)
+    scaled, scale = scaled_request(request)
     if scale == 1.0 and scaled is request:
         return solve_unscaled(request, chain, **settings)
     try:
@@ -823,6 +867,7 @@ def solve_unscaled(
         on_progress=on_progress,
         warm=dict(warm or {}),
         cache=cache if cache is not None else {},
+        named=bool(getattr(chain, "named", False)),
     )
     search = None
     try:

@@ -24,7 +24,26 @@ from privopt.methods.symmetric.verification import NOTION_ALIASES
 from privopt.request import DesignRequest
 from privopt.resources import format_bytes, max_memory, memory_reason
 
-__all__ = ["choose_methods", "applicable_methods", "why_not"]
+__all__ = ["MethodChain", "choose_methods", "applicable_methods", "why_not"]
+
+
+class MethodChain(list):
+    """The methods to try for a request, in order, and whether the user named them.
+
+    A list of :class:`~privopt.methods.Method`; :attr:`named` is ``True`` when the chain
+    comes from a ``solver=`` name or list. The driver's near-optimal answer at the limit
+    ε → ∞ then never takes their place.
+
+    Parameters
+    ----------
+    methods : iterable of Method
+    named : bool
+        Whether the user named the methods.
+    """
+
+    def __init__(self, methods=(), named: bool = False):
+        super().__init__(methods)
+        self.named = bool(named)
 
 
 def why_not(method: Method, request: DesignRequest, limit: float | None = None) -> str | None:
@@ -152,8 +171,8 @@ def choose_methods(
 
     Returns
     -------
-    list of Method
-        Never empty.
+    MethodChain
+        Never empty; ``named`` when ``solver`` names the methods.
 
     Raises
     ------
@@ -161,6 +180,11 @@ def choose_methods(
         For an unknown or inapplicable name (listing the methods that apply), or a request
         no method can hold within the memory bound (naming the size and what would fit).
     """
+    from privopt.solve.driver import scaled_request
+
+    # the methods see the distortion as the driver hands it over (largest entry in [1, 2)):
+    # which of them applies must not depend on the unit of d either
+    request = scaled_request(request)[0]
     limit = max_memory() if max_memory_bytes is None else max_memory_bytes
     if solver is None:
         fast = [
@@ -192,7 +216,7 @@ def choose_methods(
             chain.sort(key=lambda m: -m.priority)
         if not chain:
             raise _no_method(request, limit)
-        return chain
+        return MethodChain(chain)
     try:
         names = [solver] if isinstance(solver, str) else list(solver)
     except TypeError:
@@ -221,4 +245,4 @@ def choose_methods(
             )
         if method not in chain:
             chain.append(method)
-    return chain
+    return MethodChain(chain, named=True)
