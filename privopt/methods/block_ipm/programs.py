@@ -64,6 +64,11 @@ def _pairs_on_support(relation, support: np.ndarray):
     return index[rel.left], index[rel.right], np.ones(rel.left.size)
 
 
+#: Most inputs for which the band kernel is considered (its factors hold ``2 b`` numbers per
+#: variable and column; far beyond, every estimate exceeds any memory bound).
+MAX_BAND_INPUTS = 2**16
+
+
 def pair_kernel(
     n: int, left: np.ndarray, right: np.ndarray, alpha: np.ndarray, beta: np.ndarray
 ) -> DenseColumns:
@@ -110,7 +115,7 @@ def band_width(request: DesignRequest) -> int | None:
     """
     from privopt.resources import dense_pair_columns
 
-    if not dense_pair_columns(request):
+    if not dense_pair_columns(request) or request.prior.n_inputs > MAX_BAND_INPUTS:
         return None
     if request.notion.name == "metric_dp":
         from privopt.notions.metric_dp import constraint_pairs
