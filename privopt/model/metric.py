@@ -26,8 +26,6 @@ from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import shortest_path
 
 from privopt.errors import InputError
 from privopt.model.neighbors import NeighborRelation
@@ -347,6 +345,9 @@ class Metric:
         -------
         Metric
         """
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import shortest_path
+
         a, b, w = _edge_arrays(k, edges, field)
         # duplicate edges: keep the shortest (coo sums duplicates; rebuild from the minima)
         order = np.lexsort((w, b, a))

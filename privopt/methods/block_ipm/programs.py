@@ -35,11 +35,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from privopt.methods.block_ipm.interior_point import BlockLP
-from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
 from privopt.resources import all_pairs
 
 if TYPE_CHECKING:  # pragma: no cover
+    from privopt.methods.block_ipm.interior_point import BlockLP
     from privopt.request import DesignRequest
 
 __all__ = ["ALL_PAIRS_PROGRAMS", "PROGRAMS", "block_program", "program_name"]
@@ -61,12 +60,16 @@ def _coupling(S: int):
 
 
 def _dp(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import DenseColumns
+
     left, right, _ = _pairs_on_support(request.neighbors, support)
     S = p.size
     return DenseColumns(S, left, right, np.ones(left.size), np.full(left.size, np.exp(eps))), 0
 
 
 def _identifiability(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import DenseColumns
+
     left, right, _ = _pairs_on_support(request.neighbors, support)
     alpha = p[left]
     beta = np.exp(eps) * p[right]
@@ -75,6 +78,7 @@ def _identifiability(request, p, eps, support) -> tuple:
 
 
 def _metric(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import DenseColumns
     from privopt.notions.metric_dp import constraint_pairs, written
 
     pairs = constraint_pairs(dict(request.options), request.prior.secret_support)
@@ -86,6 +90,8 @@ def _metric(request, p, eps, support) -> tuple:
 
 def _output_law(two_sided: bool):
     def build(request, p, eps, support) -> tuple:
+        from privopt.methods.block_ipm.kernels import DiagonalPlusLowRank
+
         S = p.size
         r = np.exp(eps)
         idx = np.arange(S)
@@ -108,6 +114,8 @@ def _output_law(two_sided: bool):
 
 
 def _ldp(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import ArrowColumns
+
     S = p.size
     idx = np.arange(S)
     kernel = ArrowColumns(  # lo − W ≤ 0 and W − r lo ≤ 0
@@ -120,6 +128,8 @@ def _ldp(request, p, eps, support) -> tuple:
 
 
 def _identifiability_all_pairs(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import ArrowColumns
+
     # lo_u ≤ p(x) W[x,u] ≤ r lo_u with the auxiliary on the mechanism's scale,
     # t_u = lo_u / min p (at most W[argmin p, u] ≤ 1): the rows t·ρ(x) − W ≤ 0 and
     # W − r t·ρ(x) ≤ 0 with ρ(x) = min p / p(x) ∈ (0, 1], LDP's rows for a uniform prior.
@@ -137,6 +147,8 @@ def _identifiability_all_pairs(request, p, eps, support) -> tuple:
 
 
 def _maximal_leakage(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import ArrowColumns
+
     S = p.size
     return ArrowColumns(p.size, np.arange(S), np.ones(S), -np.ones(S)), 1  # W − t ≤ 0
 
@@ -200,6 +212,8 @@ def block_program(
     numpy.ndarray
         The support (indices of the inputs with positive probability).
     """
+    from privopt.methods.block_ipm.interior_point import BlockLP
+
     probs = request.prior.probs
     support = np.flatnonzero(probs > 0)
     p = probs[support]
