@@ -207,3 +207,22 @@ def test_deferred_exports_of_the_method_packages():
         with pytest.raises(AttributeError):
             package.no_such_name  # noqa: B018
         assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_installed_finds_packages_without_importing_them():
+    from privopt.methods.base import installed
+
+    out = _loaded_after(
+        "from privopt.methods.base import installed\nresult = installed('highspy')",
+        ("highspy",),
+    )
+    assert out["result"] is True and not out["loaded"]["highspy"]
+    assert installed("numpy") and not installed("privopt_no_such_package")
+    assert not installed("")  # not a module name: no error, not installed
+
+
+def test_deferred_exports_refuse_a_name_a_submodule_would_shadow():
+    from privopt.methods.base import deferred_exports
+
+    with pytest.raises(ValueError):
+        deferred_exports("privopt.methods.blahut_arimoto", {"rate_distortion": "rate_distortion"})

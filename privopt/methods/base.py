@@ -489,14 +489,24 @@ def deferred_exports(package: str, exports: dict[str, str]) -> Callable[[str], A
     package : str
         The package's ``__name__``.
     exports : dict
-        Public name → the submodule of ``package`` that defines it.
+        Public name → the submodule of ``package`` that defines it. No name may be that of
+        a submodule: importing the submodule would bind its name in the package and shadow
+        the export (``blahut_arimoto`` imports ``rate_distortion`` eagerly for that reason).
 
     Returns
     -------
     callable
         To be bound as the package's ``__getattr__``; it raises ``AttributeError`` for any
         other name (so that ``from package import submodule`` still imports the submodule).
+
+    Raises
+    ------
+    ValueError
+        If an exported name is also the name of one of the submodules (a programming error).
     """
+    shadowed = set(exports) & set(exports.values())
+    if shadowed:
+        raise ValueError(f"{package}: exports named like a submodule: {sorted(shadowed)}")
 
     def __getattr__(name: str) -> Any:
         try:
