@@ -1,0 +1,302 @@
+"""First-call costs: what the first answer of a process costs, each run in a fresh interpreter.
+
+``python -m benchmarks.first_call [--runs 7] [--families cli,design,scale] [--out FILE]``
+
+Three families, every run a new ``python`` process (nothing imported, nothing cached):
+
+* ``cli``: the wall time of ``privopt solve FILE`` on the shipped problem files, interpreter
+  start-up included (timed from outside the process);
+* ``design``: after ``import privopt``, the first ``po.design`` of a small single-alphabet or
+  database problem, then the same design again in the same process (warm);
+* ``scale``: the arbitrary-prior 2⁷ request of the ``scale`` family (PD-DP, Dirichlet prior,
+  ε = 1) against its plain-cvxpy baseline in one process, as :mod:`benchmarks.harness`
+  measures it (baseline first, then privopt's default), each done twice: the first-call
+  ratio against the warm one. A second order (privopt first, in a process where nothing has
+  imported cvxpy; then the baseline) is measured too.
+
+Each family reports the minimum and the median over the runs; the markdown table goes to
+``--out`` (default ``benchmarks/results/first-call.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEMS = ROOT / "problems"
+#: The command line interface, run as a fresh process.
+CLI = (sys.executable, "-m", "privopt")
+#: The modules whose loading the ``design`` family reports.
+WATCHED = ("cvxpy", "scipy.optimize", "scipy.stats", "scipy.linalg", "scipy.special", "highspy")
+
+#: Small designs: label → the code building the arguments of ``po.design`` (``args``, ``kw``).
+DESIGNS = {
+    "pml, uniform 3 symbols, Hamming": (
+        "args = ([1/3, 1/3, 1/3], 'hamming', 'pml'); kw = dict(epsilon=0.6931471805599453)"
+    ),
+    "pml, 4 symbols, absolute distortion": (
+        "args = ([0.4, 0.3, 0.2, 0.1], 'absolute', 'pml'); kw = dict(epsilon=0.5)"
+    ),
+    "ldp, 4 symbols, Hamming": (
+        "args = ([0.4, 0.3, 0.2, 0.1], 'hamming', 'ldp'); kw = dict(epsilon=0.5)"
+    ),
+    "dp, 2³ database, i.i.d. rows": (
+        "args = (po.DatabasePrior(m=2, n=3, row_probs=[0.6, 0.4]), "
+        "po.Distortion.database_hamming(2, 3), 'dp'); kw = dict(epsilon=1.0)"
+    ),
+    "dp, 2² database, arbitrary prior": (
+        "args = (po.DatabasePrior(m=2, n=2, probs=[0.4, 0.1, 0.2, 0.3]), "
+        "po.Distortion.database_hamming(2, 2), 'dp'); kw = dict(epsilon=1.0)"
+    ),
+    "identifiability, 3² database, i.i.d. rows": (
+        "args = (po.DatabasePrior(m=3, n=2, row_probs=[0.5, 0.3, 0.2]), "
+        "po.Distortion.database_hamming(3, 2), 'identifiability'); kw = dict(epsilon=1.0)"
+    ),
+    "mutual information, 4 symbols, Hamming (budget)": (
+        "args = ([0.4, 0.3, 0.2, 0.1], 'hamming', 'mutual_information'); "
+        "kw = dict(max_distortion=0.3)"
+    ),
+}
+
+DESIGN_PROBE = """
+import json, sys, time
+t0 = time.perf_counter()
+import privopt as po
+t1 = time.perf_counter()
+{setup}
+t2 = time.perf_counter()
+result = po.design(*args, **kw)
+t3 = time.perf_counter()
+again = po.design(*args, **kw)
+t4 = time.perf_counter()
+print(json.dumps({{
+    "import_s": t1 - t0, "first_s": t3 - t2, "warm_s": t4 - t3,
+    "method": result.solver.name, "status": str(result.status),
+    "loaded": [m for m in {watched!r} if m in sys.modules],
+}}))
+"""
+
+SCALE_PROBE = """
+import json, time
+import numpy as np
+import privopt as po
+rng = np.random.default_rng(16)  # the scale family's first instance at --size full
+prior = po.DatabasePrior(2, 7, probs=rng.dirichlet(np.ones(2**7)))
+dist = po.Distortion.database_hamming(2, 7)
+out = {{}}
+
+def privopt_call(key):
+    t0 = time.perf_counter()
+    res = po.design(prior, dist, "dp", epsilon=1.0)
+    out[key] = time.perf_counter() - t0
+    out[key + "_method"] = res.solver.name
+    out[key + "_value"] = res.distortion
+
+def baseline_call(key):
+    from benchmarks import baselines  # imports cvxpy
+
+    t0 = time.perf_counter()
+    value, _ = baselines.plain_pd_dp(prior.probs, 2, 7, 1.0)
+    out[key] = time.perf_counter() - t0
+    out[key + "_value"] = value
+
+for step in {order!r}:
+    (privopt_call if step.startswith("privopt") else baseline_call)(step)
+print(json.dumps(out))
+"""
+
+
+def _python(code: str, timeout: float = 1800) -> dict:
+    """Run ``code`` in a fresh interpreter (from the repository root) and parse the JSON
+    object it prints last."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _stats(values: list[float]) -> tuple[float, float]:
+    return min(values), statistics.median(values)
+
+
+def cli_family(runs: int, files: list[Path]) -> list[dict]:
+    """Wall time of ``privopt solve FILE`` (a fresh process each), interpreter included."""
+    command = [*CLI, "solve"]
+    rows = []
+    for path in files:
+        walls = []
+        code = 0
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            done = subprocess.run([*command, str(path)], capture_output=True, cwd=ROOT, timeout=600)
+            walls.append(time.perf_counter() - t0)
+            code = done.returncode
+        lo, mid = _stats(walls)
+        rows.append({"file": path.name, "min_s": lo, "median_s": mid, "exit": code})
+    return rows
+
+
+def design_family(runs: int) -> list[dict]:
+    """The first ``po.design`` after ``import privopt``, and the same design warm."""
+    rows = []
+    for label, setup in DESIGNS.items():
+        results = [_python(DESIGN_PROBE.format(setup=setup, watched=WATCHED)) for _ in range(runs)]
+        first = _stats([r["first_s"] for r in results])
+        warm = _stats([r["warm_s"] for r in results])
+        imported = _stats([r["import_s"] for r in results])
+        rows.append(
+            {
+                "design": label,
+                "method": results[-1]["method"],
+                "status": results[-1]["status"],
+                "import_min_s": imported[0],
+                "first_min_s": first[0],
+                "first_median_s": first[1],
+                "warm_min_s": warm[0],
+                "warm_median_s": warm[1],
+                "loaded": ", ".join(results[-1]["loaded"]) or "none of them",
+            }
+        )
+    return rows
+
+
+def scale_family(runs: int) -> list[dict]:
+    """First-call and warm ratios of the arbitrary-prior 2⁷ request to plain cvxpy."""
+    orders = {
+        "baseline first (as the harness)": (
+            "baseline_1",
+            "privopt_1",
+            "baseline_2",
+            "privopt_2",
+        ),
+        "privopt first (no cvxpy loaded)": (
+            "privopt_1",
+            "baseline_1",
+            "privopt_2",
+            "baseline_2",
+        ),
+    }
+    rows = []
+    for label, order in orders.items():
+        results = [_python(SCALE_PROBE.format(order=order)) for _ in range(runs)]
+        first = [r["baseline_1"] / r["privopt_1"] for r in results]
+        warm = [r["baseline_2"] / r["privopt_2"] for r in results]
+        rows.append(
+            {
+                "order": label,
+                "method": results[-1]["privopt_1_method"],
+                "value_gap": max(
+                    abs(r["privopt_1_value"] - r["baseline_1_value"]) for r in results
+                ),
+                "baseline_1": [r["baseline_1"] for r in results],
+                "privopt_1": [r["privopt_1"] for r in results],
+                "baseline_2": [r["baseline_2"] for r in results],
+                "privopt_2": [r["privopt_2"] for r in results],
+                "ratio_first": first,
+                "ratio_warm": warm,
+                "first_over_warm": [f / w for f, w in zip(first, warm, strict=True)],
+            }
+        )
+    return rows
+
+
+def _fmt(values: list[float], spec: str = ".3f") -> str:
+    lo, mid = _stats(values)
+    return f"{lo:{spec}} / {mid:{spec}}"
+
+
+def markdown(cli: list[dict], design: list[dict], scale: list[dict], runs: int) -> str:
+    """The tables of the three families (min / median over ``runs`` fresh processes)."""
+    lines = [f"First-call costs, {runs} fresh processes each (min / median).", ""]
+    if cli:
+        lines += [
+            "| `privopt solve FILE` | wall, min | wall, median | exit |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['file']} | {r['min_s']:.3f} s | {r['median_s']:.3f} s | {r['exit']} |"
+            for r in cli
+        ]
+        lines.append("")
+    if design:
+        lines += [
+            "| first `po.design` after `import privopt` | method | first (min / median) | "
+            "warm (min / median) | `import privopt` | loaded among " + ", ".join(WATCHED) + " |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['design']} | `{r['method']}` | {r['first_min_s']:.3f} / "
+            f"{r['first_median_s']:.3f} s | {r['warm_min_s']:.4f} / {r['warm_median_s']:.4f} s "
+            f"| {r['import_min_s']:.4f} s | {r['loaded']} |"
+            for r in design
+        ]
+        lines.append("")
+    if scale:
+        lines += [
+            "| 2⁷ arbitrary prior, PD-DP | privopt first call | privopt warm | baseline first "
+            "| baseline warm | ratio first | ratio warm | first / warm |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['order']} (`{r['method']}`) | {_fmt(r['privopt_1'])} s | "
+            f"{_fmt(r['privopt_2'])} s | {_fmt(r['baseline_1'], '.1f')} s | "
+            f"{_fmt(r['baseline_2'], '.1f')} s | ×{_fmt(r['ratio_first'], '.1f')} | "
+            f"×{_fmt(r['ratio_warm'], '.1f')} | {_fmt(r['first_over_warm'], '.2f')} |"
+            for r in scale
+        ]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the families asked for and write the tables.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0.
+    """
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.first_call", description=__doc__)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--families", default="cli,design,scale")
+    parser.add_argument(
+        "--files",
+        default="",
+        help="comma-separated problem files for the cli family (default: every shipped one)",
+    )
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/first-call.md")
+    args = parser.parse_args(argv)
+    families = set(args.families.split(","))
+    files = (
+        [PROBLEMS / name for name in args.files.split(",")]
+        if args.files
+        else sorted(PROBLEMS.glob("*.toml"))
+    )
+    cli = cli_family(args.runs, files) if "cli" in families else []
+    design = design_family(args.runs) if "design" in families else []
+    scale = scale_family(args.runs) if "scale" in families else []
+    text = markdown(cli, design, scale, args.runs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
