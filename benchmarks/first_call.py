@@ -5,9 +5,12 @@
 Three families, every run a new ``python`` process (nothing imported, nothing cached):
 
 * ``cli``: the wall time of ``privopt solve FILE`` on the shipped problem files, interpreter
-  start-up included (timed from outside the process);
+  start-up included (timed from outside the process), and the process's CPU time (user +
+  system: what the wall time is on an idle machine for this single-threaded work; on a
+  loaded one the wall time also counts the waits for a core);
 * ``design``: after ``import privopt``, the first ``po.design`` of a small single-alphabet or
-  database problem, then the same design again in the same process (warm);
+  database problem (building its arguments, e.g. a ``DatabasePrior``, included), then the
+  same design again in the same process (warm); wall and CPU time;
 * ``scale``: the arbitrary-prior 2⁷ request of the ``scale`` family (PD-DP, Dirichlet prior,
   ε = 1) against its plain-cvxpy baseline in one process, as :mod:`benchmarks.harness`
   measures it (baseline first, then privopt's default), each done twice: the first-call
@@ -26,6 +29,8 @@ import argparse
 import compileall
 import importlib.util
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -73,14 +78,14 @@ import json, sys, time
 t0 = time.perf_counter()
 import privopt as po
 t1 = time.perf_counter()
+t2, c2 = time.perf_counter(), time.process_time()
 {setup}
-t2 = time.perf_counter()
 result = po.design(*args, **kw)
-t3 = time.perf_counter()
+t3, c3 = time.perf_counter(), time.process_time()
 again = po.design(*args, **kw)
 t4 = time.perf_counter()
 print(json.dumps({{
-    "import_s": t1 - t0, "first_s": t3 - t2, "warm_s": t4 - t3,
+    "import_s": t1 - t0, "first_s": t3 - t2, "first_cpu_s": c3 - c2, "warm_s": t4 - t3,
     "method": result.solver.name, "status": str(result.status),
     "loaded": [m for m in {watched!r} if m in sys.modules],
 }}))
@@ -139,15 +144,28 @@ def cli_family(runs: int, files: list[Path]) -> list[dict]:
     command = [*CLI, "solve"]
     rows = []
     for path in files:
-        walls = []
+        walls, cpus = [], []
         code = 0
         for _ in range(runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             done = subprocess.run([*command, str(path)], capture_output=True, cwd=ROOT, timeout=600)
             walls.append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
             code = done.returncode
         lo, mid = _stats(walls)
-        rows.append({"file": path.name, "min_s": lo, "median_s": mid, "exit": code})
+        cpu_lo, cpu_mid = _stats(cpus)
+        rows.append(
+            {
+                "file": path.name,
+                "min_s": lo,
+                "median_s": mid,
+                "cpu_min_s": cpu_lo,
+                "cpu_median_s": cpu_mid,
+                "exit": code,
+            }
+        )
     return rows
 
 
@@ -157,6 +175,7 @@ def design_family(runs: int) -> list[dict]:
     for label, setup in DESIGNS.items():
         results = [_python(DESIGN_PROBE.format(setup=setup, watched=WATCHED)) for _ in range(runs)]
         first = _stats([r["first_s"] for r in results])
+        first_cpu = _stats([r["first_cpu_s"] for r in results])
         warm = _stats([r["warm_s"] for r in results])
         imported = _stats([r["import_s"] for r in results])
         rows.append(
@@ -167,6 +186,8 @@ def design_family(runs: int) -> list[dict]:
                 "import_min_s": imported[0],
                 "first_min_s": first[0],
                 "first_median_s": first[1],
+                "first_cpu_min_s": first_cpu[0],
+                "first_cpu_median_s": first_cpu[1],
                 "warm_min_s": warm[0],
                 "warm_median_s": warm[1],
                 "loaded": ", ".join(results[-1]["loaded"]) or "none of them",
@@ -222,27 +243,35 @@ def _fmt(values: list[float], spec: str = ".3f") -> str:
 
 def markdown(cli: list[dict], design: list[dict], scale: list[dict], runs: int) -> str:
     """The tables of the three families (min / median over ``runs`` fresh processes)."""
-    lines = [f"First-call costs, {runs} fresh processes each (min / median).", ""]
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = [
+        f"First-call costs, {runs} fresh processes each (min / median); load average at the "
+        f"end {load}.",
+        "",
+    ]
     if cli:
         lines += [
-            "| `privopt solve FILE` | wall, min | wall, median | exit |",
+            "| `privopt solve FILE` | wall (min / median) | CPU (min / median) | exit |",
             "|---|---|---|---|",
         ]
         lines += [
-            f"| {r['file']} | {r['min_s']:.3f} s | {r['median_s']:.3f} s | {r['exit']} |"
+            f"| {r['file']} | {r['min_s']:.3f} / {r['median_s']:.3f} s | "
+            f"{r['cpu_min_s']:.3f} / {r['cpu_median_s']:.3f} s | {r['exit']} |"
             for r in cli
         ]
         lines.append("")
     if design:
         lines += [
-            "| first `po.design` after `import privopt` | method | first (min / median) | "
-            "warm (min / median) | `import privopt` | loaded among " + ", ".join(WATCHED) + " |",
-            "|---|---|---|---|---|---|",
+            "| first `po.design` after `import privopt` | method | first, wall (min / median) "
+            "| first, CPU (min / median) | warm, wall (min / median) | `import privopt` "
+            "| loaded among " + ", ".join(WATCHED) + " |",
+            "|---|---|---|---|---|---|---|",
         ]
         lines += [
             f"| {r['design']} | `{r['method']}` | {r['first_min_s']:.3f} / "
-            f"{r['first_median_s']:.3f} s | {r['warm_min_s']:.4f} / {r['warm_median_s']:.4f} s "
-            f"| {r['import_min_s']:.4f} s | {r['loaded']} |"
+            f"{r['first_median_s']:.3f} s | {r['first_cpu_min_s']:.3f} / "
+            f"{r['first_cpu_median_s']:.3f} s | {r['warm_min_s']:.4f} / "
+            f"{r['warm_median_s']:.4f} s | {r['import_min_s']:.4f} s | {r['loaded']} |"
             for r in design
         ]
         lines.append("")
