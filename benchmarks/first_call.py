@@ -20,7 +20,8 @@ Three families, every run a new ``python`` process (nothing imported, nothing ca
   own imports).
 
 Each family reports the minimum and the median over the runs; the markdown table goes to
-``--out`` (default ``benchmarks/results/first-call.md``). privopt's modules are compiled to
+``--out`` (default ``benchmarks/results/first-call.md``; every run's numbers beside it, in
+``.json``). privopt's modules are compiled to
 bytecode first, as ``pip install`` leaves them (with ``PYTHONDONTWRITEBYTECODE=1`` an
 editable install recompiles every module in every process; ``--no-compile`` measures that).
 """
@@ -279,15 +280,17 @@ def markdown(cli: list[dict], design: list[dict], scale: list[dict], runs: int) 
         lines += [
             "| 2⁷ arbitrary prior, PD-DP | privopt first call | privopt warm | baseline first "
             "| baseline warm | ratio first | ratio warm | ratio first / warm "
-            "| privopt first / warm |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| privopt first / warm | ratio of the minima, first / warm |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [
             f"| {r['order']} (`{r['method']}`) | {_fmt(r['privopt_1'])} s | "
             f"{_fmt(r['privopt_2'])} s | {_fmt(r['baseline_1'], '.1f')} s | "
             f"{_fmt(r['baseline_2'], '.1f')} s | ×{_fmt(r['ratio_first'], '.1f')} | "
             f"×{_fmt(r['ratio_warm'], '.1f')} | {_fmt(r['first_over_warm'], '.2f')} | "
-            f"{_fmt(r['privopt_first_over_warm'], '.2f')} |"
+            f"{_fmt(r['privopt_first_over_warm'], '.2f')} | "
+            f"×{min(r['baseline_1']) / min(r['privopt_1']):.1f} / "
+            f"×{min(r['baseline_2']) / min(r['privopt_2']):.1f} |"
             for r in scale
         ]
         lines.append("")
@@ -347,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(cli, design, scale, args.runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
+    raw = {"runs": args.runs, "load": os.getloadavg(), "cli": cli, "design": design, "scale": scale}
+    args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
     print(text)
     return 0
 
