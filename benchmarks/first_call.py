@@ -100,8 +100,8 @@ import numpy as np
 import privopt as po
 {preload}
 rng = np.random.default_rng(16)  # the scale family's first instance at --size full
-prior = po.DatabasePrior(2, 7, probs=rng.dirichlet(np.ones(2**7)))
-dist = po.Distortion.database_hamming(2, 7)
+prior = po.DatabasePrior(2, {n}, probs=rng.dirichlet(np.ones(2**{n})))
+dist = po.Distortion.database_hamming(2, {n})
 out = {{}}
 
 def privopt_call(key):
@@ -115,7 +115,7 @@ def baseline_call(key):
     t0 = time.perf_counter()
     from benchmarks import baselines  # imports cvxpy, unless done above
 
-    value, _ = baselines.plain_pd_dp(prior.probs, 2, 7, 1.0)
+    value, _ = baselines.plain_pd_dp(prior.probs, 2, {n}, 1.0)
     out[key] = time.perf_counter() - t0
     out[key + "_value"] = value
 
@@ -200,8 +200,9 @@ def design_family(runs: int) -> list[dict]:
     return rows
 
 
-def scale_family(runs: int) -> list[dict]:
-    """First-call and warm ratios of the arbitrary-prior 2⁷ request to plain cvxpy."""
+def scale_family(runs: int, n: int = 7) -> list[dict]:
+    """First-call and warm ratios of the arbitrary-prior 2ⁿ request to plain cvxpy
+    (``n = 7``: the scale family's; smaller for a smoke run)."""
     orders = {
         "baseline first, cvxpy imported beforehand (as the harness)": (
             ("baseline_1", "privopt_1", "baseline_2", "privopt_2"),
@@ -214,7 +215,9 @@ def scale_family(runs: int) -> list[dict]:
     }
     rows = []
     for label, (order, preload) in orders.items():
-        results = [_python(SCALE_PROBE.format(order=order, preload=preload)) for _ in range(runs)]
+        results = [
+            _python(SCALE_PROBE.format(order=order, preload=preload, n=n)) for _ in range(runs)
+        ]
         first = [r["baseline_1"] / r["privopt_1"] for r in results]
         warm = [r["baseline_2"] / r["privopt_2"] for r in results]
         rows.append(
@@ -335,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-compile", action="store_true", help="do not compile privopt's modules first"
     )
+    parser.add_argument(
+        "--scale-n", type=int, default=7, help="rows of the scale family's databases (2ⁿ)"
+    )
     args = parser.parse_args(argv)
     if not args.no_compile:
         compile_privopt()
@@ -346,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     cli = cli_family(args.runs, files) if "cli" in families else []
     design = design_family(args.runs) if "design" in families else []
-    scale = scale_family(args.runs) if "scale" in families else []
+    scale = scale_family(args.runs, args.scale_n) if "scale" in families else []
     text = markdown(cli, design, scale, args.runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
