@@ -1,6 +1,7 @@
 """First-call costs: what the first answer of a process costs, each run in a fresh interpreter.
 
-``python -m benchmarks.first_call [--runs 7] [--families cli,design,scale] [--out FILE]``
+``python -m benchmarks.first_call [--runs 7] [--families cli,design,scale] [--out FILE]
+[--privopt-from DIR]``
 
 Three families, every run a new ``python`` process (nothing imported, nothing cached):
 
@@ -24,6 +25,8 @@ Each family reports the minimum and the median over the runs; the markdown table
 ``.json``). privopt's modules are compiled to
 bytecode first, as ``pip install`` leaves them (with ``PYTHONDONTWRITEBYTECODE=1`` an
 editable install recompiles every module in every process; ``--no-compile`` measures that).
+``--privopt-from DIR`` measures another copy of privopt the same way, e.g. an older commit's
+(``git archive COMMIT privopt | tar -x -C DIR``).
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
-#: The command line interface, run as a fresh process.
-CLI = (sys.executable, "-m", "privopt")
+#: Code run first in every measured process: empty, or (``--privopt-from DIR``) code that
+#: puts another copy of privopt first on the path.
+PRELUDE = ""
 #: The modules whose loading the ``design`` family reports.
 WATCHED = ("cvxpy", "scipy.optimize", "scipy.stats", "scipy.linalg", "scipy.special", "highspy")
 
@@ -129,7 +133,7 @@ def _python(code: str, timeout: float = 1800) -> dict:
     """Run ``code`` in a fresh interpreter (from the repository root) and parse the JSON
     object it prints last."""
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", PRELUDE + code],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -145,7 +149,8 @@ def _stats(values: list[float]) -> tuple[float, float]:
 
 def cli_family(runs: int, files: list[Path]) -> list[dict]:
     """Wall time of ``privopt solve FILE`` (a fresh process each), interpreter included."""
-    command = [*CLI, "solve"]
+    runner = "import runpy\nrunpy.run_module('privopt', run_name='__main__', alter_sys=True)"
+    command = [sys.executable, "-c", PRELUDE + runner, "solve"]
     rows = []
     for path in files:
         walls, cpus = [], []
@@ -300,17 +305,43 @@ def markdown(cli: list[dict], design: list[dict], scale: list[dict], runs: int) 
     return "\n".join(lines)
 
 
-def compile_privopt() -> Path:
+def compile_privopt(folder: Path | None = None) -> Path:
     """Compile privopt's modules to bytecode (``__pycache__``), as an installation does.
+
+    Parameters
+    ----------
+    folder : Path, optional
+        The package folder (default: the installed privopt).
 
     Returns
     -------
     Path
         The package folder compiled.
     """
-    folder = Path(importlib.util.find_spec("privopt").submodule_search_locations[0])
+    if folder is None:
+        folder = Path(importlib.util.find_spec("privopt").submodule_search_locations[0])
     compileall.compile_dir(folder, quiet=1)
     return folder
+
+
+def use_privopt_from(root: Path) -> None:
+    """Measure the privopt package in ``root`` (e.g. ``git archive COMMIT privopt | tar -x -C
+    root``) instead of the installed one: every measured process puts ``root`` first on its
+    path and drops the editable install's finder.
+
+    Parameters
+    ----------
+    root : Path
+        A folder holding a ``privopt`` package.
+    """
+    global PRELUDE
+    PRELUDE = (
+        "import sys\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
+        f"sys.path.insert(0, {str(root.resolve())!r})\n"
+        "import privopt\n"
+        f"assert privopt.__file__.startswith({str(root.resolve())!r}), privopt.__file__\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -341,9 +372,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scale-n", type=int, default=7, help="rows of the scale family's databases (2ⁿ)"
     )
+    parser.add_argument(
+        "--privopt-from",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="measure the privopt package in DIR (e.g. an older commit's, extracted with git "
+        "archive) instead of the installed one",
+    )
     args = parser.parse_args(argv)
+    if args.privopt_from is not None:
+        use_privopt_from(args.privopt_from)
     if not args.no_compile:
-        compile_privopt()
+        compile_privopt(args.privopt_from / "privopt" if args.privopt_from else None)
     families = set(args.families.split(","))
     files = (
         [PROBLEMS / name for name in args.files.split(",")]
