@@ -1589,13 +1589,15 @@ def _deadline(option: float | None, from_file: float | None):
 
 
 def _seconds(text: str) -> float:
-    """``--time-limit``: seconds, a number > 0."""
+    """``--time-limit``: seconds, a number >= 0 (``inf``: no limit)."""
     from privopt.validation import check_time_limit
 
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds (a number > 0), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected seconds (a number >= 0), got {text!r}"
+        ) from None
     try:
         return check_time_limit(value, "--time-limit")
     except InputError as exc:  # argparse names the option: drop the field of the message

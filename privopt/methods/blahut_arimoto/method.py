@@ -5,7 +5,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from privopt.methods.base import Answer, Certificate, Method, Task, register, register_alias
+from privopt.methods.base import (
+    Answer,
+    Certificate,
+    Method,
+    Stopping,
+    Task,
+    register,
+    register_alias,
+)
 from privopt.methods.blahut_arimoto.joint import joint_distortion_rate, joint_rate_distortion
 from privopt.methods.blahut_arimoto.rate_distortion import distortion_rate, rate_distortion
 from privopt.model import JointPrior
@@ -40,6 +48,8 @@ class BlahutArimoto(Method):
     name = "blahut-arimoto"
     priority = 10
     warm_starts = True
+    # its iterations, slope searches and bracket steps check the deadline
+    stopping = Stopping.CHECKS
     description = (
         "Blahut–Arimoto with projected-Newton polishing and a certified slope search "
         "(min I(X;U) s.t. E[d] ≤ D, or min E[d] s.t. I ≤ ε); joint priors p(s, y) by the "

@@ -20,6 +20,7 @@ from privopt.methods.base import (
     Answer,
     Certificate,
     Method,
+    Stopping,
     Task,
     TimeLimitReached,
     plain_linear_reason,
@@ -91,6 +92,9 @@ class BlockInteriorPoint(Method):
     )
     priority = 8
     memory_model = "columns"
+    # solve_block_lp checks the deadline between iterations and does not start one that
+    # would end after it; its best iterate is the answer
+    stopping = Stopping.CHECKS
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """Why the block interior point cannot take ``request``, or ``None``: it needs a plain
