@@ -636,16 +636,82 @@ def _budget_point(run: Run) -> PointOutcome:
     least = request.least_distortion()
     if budget < least - distortion_tolerance(least):
         raise InfeasibleError(
-            f"no mechanism has expected distortion ≤ {budget:.6g}", least, "distortion"
+            f"no mechanism has expected distortion ≤ {budget:.6g}",
+            least if request.is_plain else least_distortion_with_extras(run),
+            "distortion",
         )
     outcome = run.point(budget=budget)
     if outcome.status == Status.INFEASIBLE:
+        known = outcome.least_achievable
         raise InfeasibleError(
             f"no mechanism meets the budget {budget:.6g} with the extra budgets and constraints",
-            outcome.least_achievable or least,
+            (least if known is None else known)
+            if request.is_plain
+            else least_distortion_with_extras(run),
             "distortion",
         )
     return outcome
+
+
+#: Most mechanism entries of the LP of :func:`least_distortion_with_extras`.
+MAX_EXTRAS_LP_ENTRIES = 2**20
+
+
+def least_distortion_with_extras(run: Run) -> float | None:
+    """The least distortion of a mechanism that meets the request's extra budgets and
+    constraints: what an infeasible budget request reports as its least achievable value.
+
+    ``request.least_distortion()`` (``Σ_y p(y) min_u d(y,u)``) ignores the extra budgets: it
+    may lie below the budget just called infeasible. At the notion's largest level
+    (:meth:`~privopt.request.DesignRequest.max_level`, e.g. ``H(S)`` for mutual information)
+    the level excludes no mechanism, so the least distortion under the extras is that
+    ε point's optimum, solved and verified by the run's chain (user constraints included).
+    Without a finite largest level (dp, ldp, …) it is the infimum over ε, the LP
+    ``min E[d]`` s.t. ``E[d_k] ≤ b_k`` over row-stochastic ``W`` (HiGHS through scipy),
+    which takes no user constraints.
+
+    Parameters
+    ----------
+    run : Run
+        A budget-mode run whose request has extra budgets or constraints.
+
+    Returns
+    -------
+    float or None
+        ``None`` when it is not known: a time limit, extras that no mechanism meets, user
+        constraints without a finite largest level, or a mechanism of more than
+        :data:`MAX_EXTRAS_LP_ENTRIES` entries.
+    """
+    request = run.request
+    top = request.max_level()
+    if math.isfinite(top):
+        if run.deadline.expired():
+            return None
+        at_top = run.point(epsilon=top)
+        if not at_top.feasible or at_top.status == Status.TIME_LIMIT:
+            return None
+        return float(at_top.verified.distortion)
+    if request.user_constraints or request.entries > MAX_EXTRAS_LP_ENTRIES:
+        return None
+    from scipy.optimize import linprog
+
+    p = request.prior.input_probs
+    d = request.distortion.matrix
+    n_in, n_out = d.shape
+    rows = [(p[:, None] * extra.matrix).ravel() for extra, _ in request.extra_distortions]
+    budgets = [float(b) for _, b in request.extra_distortions]
+    import scipy.sparse as sp
+
+    res = linprog(
+        (p[:, None] * d).ravel(),
+        A_ub=np.array(rows),
+        b_ub=np.array(budgets),
+        A_eq=sp.kron(sp.identity(n_in), np.ones((1, n_out)), format="csr"),
+        b_eq=np.ones(n_in),
+        bounds=(0, 1),
+        method="highs",
+    )
+    return float(res.fun) if res.status == 0 else None
 
 
 #: Distortions whose largest entry lies outside ``[1/DISTORTION_SCALE_RANGE,

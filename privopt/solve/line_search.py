@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from privopt.errors import InfeasibleError
-from privopt.solve.driver import PointOutcome, Run
+from privopt.solve.driver import PointOutcome, Run, least_distortion_with_extras
 from privopt.solve.results import LineSearchInfo
 from privopt.solve.verification import distortion_tolerance, repair_distortion, verify
 from privopt.status import Status
@@ -50,7 +50,9 @@ def line_search(run: Run) -> tuple[PointOutcome, LineSearchInfo]:
     tol = run.tol
     if budget < least_d - distortion_tolerance(least_d):
         raise InfeasibleError(
-            f"no mechanism has expected distortion ≤ {budget:.6g}", least_d, "distortion"
+            f"no mechanism has expected distortion ≤ {budget:.6g}",
+            least_d if request.is_plain else least_distortion_with_extras(run),
+            "distortion",
         )
     slack = 1e-10 * (1 + budget)  # solver noise only: the answer stays on the feasible side
     lo = request.least_level()
