@@ -344,7 +344,7 @@ class Method(abc.ABC):
         declares what it does; nothing else is needed.
     memory_model : str
         How :func:`privopt.resources.estimate_bytes` costs the method: ``"cvxpy"``,
-        ``"sparse"``, ``"dense"`` or ``"structured"``.
+        ``"sparse"``, ``"sparse_clarabel"``, ``"dense"``, ``"structured"`` or ``"columns"``.
     """
 
     name: str = ""

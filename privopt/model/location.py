@@ -13,7 +13,7 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.model.distortion import Distortion
-from privopt.model.metric import Metric
+from privopt.model.metric import Metric, point_distances
 from privopt.model.prior import Prior
 
 __all__ = ["LocationGrid"]
@@ -105,9 +105,18 @@ class LocationGrid:
         -------
         Metric
         """
+        d = self._distances(norm)
+        return Metric(d, self.labels, norm, "privacy.metric", check=False, copy=False)
+
+    def _distances(self, norm: str) -> np.ndarray:
+        """The ``size × size`` distances between cell centres, refused before anything is
+        allocated when they would exceed the memory bound
+        (:func:`~privopt.model.metric.point_distances`)."""
         if norm not in ("euclidean", "manhattan"):
             raise InputError(f"a grid takes norm 'euclidean' or 'manhattan', got {norm!r}", "norm")
-        return Metric.from_points(self.points, norm, labels=self.labels)
+        return point_distances(
+            self.points, norm, "grid", f"the cells of a {self.rows} × {self.cols} grid"
+        )
 
     def distortion(self, norm: str = "euclidean", power: float = 1.0) -> Distortion:
         """``d(x, u) = dist(x, u)^power`` between cells (outputs = cells).
@@ -122,7 +131,10 @@ class LocationGrid:
         -------
         Distortion
         """
-        return Distortion(self.metric(norm).matrix ** float(power), output_labels=self.labels)
+        d = self._distances(norm)
+        if float(power) != 1.0:
+            np.power(d, float(power), out=d)
+        return Distortion(d, output_labels=self.labels)
 
     def as_map(self, values) -> np.ndarray:
         """A vector over the cells as a ``rows × cols`` array (row 0 first).

@@ -69,6 +69,9 @@ def _solve(
     """Check the run's settings, choose the methods and hand the request to the driver."""
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
+    # the limit counts from here: choosing the methods may search metric privacy's pairs
+    # (2 s on a 20 × 20 map) and is part of the run
+    deadline = Deadline(time_limit)
     raise_on_infeasible = check_flag(raise_on_infeasible, "raise_on_infeasible")
     on_progress = check_callable(on_progress, "on_progress")
     # a line search is a run of ε points, warm-started like a sweep
@@ -81,7 +84,7 @@ def _solve(
         request,
         chain,
         tol=tol,
-        time_limit=time_limit,
+        deadline=deadline,
         raise_on_infeasible=raise_on_infeasible,
         on_progress=on_progress,
         cache=cache,
@@ -454,6 +457,7 @@ def solve_sweep_points(
     (list of dict, list of DesignResult or None)
         The records and the results, as :func:`sweep_points`.
     """
+    deadline = Deadline(time_limit)  # from here: choosing the methods is part of the run
     bound = memory_bound(max_memory)
     chain = choose_methods(request, solver, sweep=True, max_memory_bytes=bound)
     return sweep_points(
@@ -463,7 +467,7 @@ def solve_sweep_points(
         points,
         values,
         tol=tol,
-        deadline=Deadline(time_limit),
+        deadline=deadline,
         time_limit=time_limit,
         cache=_options_cache(solver_options),
         on_progress=on_progress,

@@ -496,7 +496,10 @@ class SparseLP(Method):
         )
         self.auto_rule = auto_rule
         self.description = description
-        self.memory_model = "dense" if translation_only else "sparse"
+        if translation_only:
+            self.memory_model = "dense"
+        else:  # Clarabel's factorisation fills in more than HiGHS's (privopt.resources)
+            self.memory_model = "sparse_clarabel" if method == "clarabel" else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """See :meth:`~privopt.methods.base.Method.unsupported`.
