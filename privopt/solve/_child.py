@@ -72,6 +72,28 @@ def _sendable(answer):
     return answer
 
 
+#: Least seconds between two ``iteration`` events sent to the parent (a simplex reports
+#: every iteration; the other stages are always sent).
+EVENT_INTERVAL = 0.1
+
+
+def _reporter(conn):
+    """``report(event)`` sending progress events to the parent, iterations thinned out."""
+    import time
+
+    last = [-float("inf")]
+
+    def report(event) -> None:
+        now = time.perf_counter()
+        if event.stage == "iteration":
+            if now - last[0] < EVENT_INTERVAL:
+                return
+            last[0] = now
+        conn.send(("event", event))
+
+    return report
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve one task (module docstring).
 
@@ -102,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
         deadline=Deadline(seconds),
         warm=payload["warm"],
         cache=dict(payload["cache"]),
-        report=(lambda event: conn.send(("event", event))) if payload["report"] else None,
+        report=_reporter(conn) if payload["report"] else None,
     )
     try:
         answer = solve_in_process(payload["method"], task)
