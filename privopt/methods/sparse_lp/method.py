@@ -517,7 +517,14 @@ class SparseLP(Method):
         reason = plain_linear_reason(request, ENCODINGS)
         if reason is not None:
             return reason
-        group = translation_group(request.prior, request.distortion, _relation(request))
+        # metric privacy's weighted pairs are never translation invariant: its O(k³) pair
+        # search is left to the methods that use the pairs (and to the memory estimates)
+        weighted = request.notion.name == "metric_dp"
+        group = (
+            None
+            if weighted
+            else translation_group(request.prior, request.distortion, _relation(request))
+        )
         if self.translation_only and group is None:
             return "needs a uniform prior with a translation-invariant distortion and relation"
         if group is None and request.entries > MAX_VARIABLES:
