@@ -61,8 +61,9 @@ TIME_LIMIT_OPTIONS = {
 ITERATION_CAPPED = frozenset({"ECOS"})
 
 # cvxpy warns when a solver's answer "may be inaccurate"; the driver re-measures every answer
-# and reports its status itself, and catch_warnings() is not thread-safe (methods may run in
-# worker threads under a time limit), so this one message is silenced for good.
+# and reports its status itself, and catch_warnings() is not thread-safe (a caller may solve
+# in several threads, e.g. solve_many over a thread pool), so this one message is silenced
+# for good.
 warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
 
 #: Accuracy asked of the conic solvers on exponential-cone programs: the certificate's
