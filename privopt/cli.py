@@ -267,9 +267,13 @@ def _option_error(
     at = text.find(f"{exc.field}: ")
     head, body = text[:at], text[at + len(exc.field) + 2 :]
     if exc.field == "max_memory":  # no method fits the memory bound
-        body = body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory").replace(
-            "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
-            "raise --max-memory to change it",
+        body = (
+            body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory")
+            .replace("--max-memory, max_memory= or PRIVOPT_MAX_MEMORY", "--max-memory")
+            .replace(
+                "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
+                "raise --max-memory to change it",
+            )
         )
         if getattr(args, "max_memory", None) is not None:
             return InputError(body, "--max-memory")
