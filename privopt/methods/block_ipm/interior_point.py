@@ -356,6 +356,7 @@ class _Newton:
         # per-iterate arrays over the privacy rows, used by every direction (each pass over
         # them is a memory-bound U × m sweep): z/s and its capped copy. (z·r_p1 is formed
         # by each direction instead of being kept: one U × m array less at the peak.)
+        self.deadline.check()
         self.z_over_s = pt.z / pt.s
         self.D = np.minimum(self.z_over_s, MAX_SCALING)
         self.Dv = np.minimum(pt.nu / pt.V, MAX_SCALING)
@@ -408,7 +409,8 @@ class _Newton:
             w = pt.z * self.rp1
             w -= r_sz
         w /= pt.s
-        gvec = -rd - K.apply_t(w) - r_vn / pt.V
+        self.deadline.check()  # between the passes over the U × m arrays: 0.3-1.5 s each at
+        gvec = -rd - K.apply_t(w) - r_vn / pt.V  # 20 × 20 (a direction took 6 s under load)
         gg = -rdg - (r_gn / pt.g if st.n_g else 0.0)
         dV, dy, dg = self._reduced_solve(gvec, gg, -rp2)
         most = MOST_REFINEMENT_PASSES if self.accurate else 1
@@ -426,6 +428,7 @@ class _Newton:
             r2 = -rp2 - st.couple(dV, dg)
             cV, cy, cg = self._reduced_solve(r1, r1g, r2)
             dV, dy, dg = dV + cV, dy + cy, dg + cg
+        self.deadline.check()
         GdV = K.apply(dV)
         dz = self.z_over_s * GdV
         dz += w
@@ -460,7 +463,9 @@ def _mehrotra_step(newton: _Newton, pt: _Point, n_compl: int) -> tuple[_Step, fl
     mu = sum(float(np.sum(v)) for v in products) / n_compl
     affine = newton.direction(*products)
     ap, ad = affine.lengths(pt)
+    newton.deadline.check()
     mu_aff = float(sum(np.sum(v) for v in affine.products_after(pt, ap, ad))) / n_compl
+    newton.deadline.check()
     sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
     target = sigma * mu
     # the corrector's right-hand sides; over the privacy rows (U × m) formed in place, and
