@@ -220,14 +220,20 @@ def test_a_method_that_checks_the_deadline_returns_with_nothing_left_running(tmp
     out, _, _ = _run(
         tmp_path,
         """
+        from privopt.methods.block_ipm import dense_inverse
+        pool, futures = dense_inverse._pool(), []  # every chunk handed to its thread pool
+        submit = pool.submit
+        pool.submit = lambda *a, **k: futures.append(submit(*a, **k)) or futures[-1]
         prior = po.DatabasePrior(2, 8, probs=np.random.default_rng(0).dirichlet(np.ones(256)))
         start = time.perf_counter()
         r = po.design(prior, "hamming", "dp", epsilon=1.0, solver="block-ipm", time_limit=1)
         out.update(status=r.status, seconds=time.perf_counter() - start, verified=r.verified,
-                   level=r.epsilon)
+                   level=r.epsilon, chunks=len(futures),
+                   running=sum(not f.done() for f in futures))
         """,
     )
     assert out["status"] == Status.TIME_LIMIT
+    assert out["chunks"] > 0 and out["running"] == 0  # no factorisation chunk left running
     if out["verified"]:  # the best iterate, re-measured
         assert out["level"] <= 1.0 + 1e-9
     assert out["seconds"] < 1 + SLACK
@@ -362,3 +368,30 @@ def test_a_20_by_20_map_ends_at_its_time_limit_within_the_default_memory_bound(t
     assert row["peak_gb"] <= 4 * 1.1, row
     assert row["wall_s"] < 20 + SLACK, row
     assert row["last_line"].startswith("privopt: "), row  # the report's note is the last line
+
+
+def test_a_chunk_stopped_by_the_limit_leaves_no_other_chunk_running(monkeypatch):
+    """block-ipm shares a factorisation's columns between threads: when one chunk raises
+    (the deadline passed), the error comes back only once every chunk has ended. A chunk
+    left running in the pool worked on outside the caller's BLAS limit (13.5 s more)."""
+    import threading
+
+    from privopt.methods.base import TimeLimitReached
+    from privopt.methods.block_ipm import dense_inverse
+
+    monkeypatch.setattr(dense_inverse, "worker_count", lambda: 2)
+    ended, released = [], threading.Event()
+
+    def task(lo: int, hi: int):
+        if lo == 0:
+            released.set()
+            raise TimeLimitReached("the time limit passed during a factorisation")
+        released.wait()  # the first chunk has already failed: this one is still working
+        for _ in range(200):
+            threading.Event().wait(0.001)
+        ended.append(lo)
+        return lo
+
+    with pytest.raises(TimeLimitReached):
+        dense_inverse.for_chunks(task, 8, 1e9)
+    assert ended == [4]  # ended before the error was handed back
