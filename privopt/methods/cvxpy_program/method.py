@@ -19,7 +19,9 @@ import numpy as np
 from privopt.methods._native import silence_highs_banner
 from privopt.methods.base import Answer, Certificate, Method, Task, register
 from privopt.methods.cvxpy_program.certificate import lagrangian_bound
+from privopt.methods.cvxpy_program.multipliers import program_multipliers
 from privopt.methods.cvxpy_program.program import PrivacyProblem
+from privopt.methods.multipliers import offer, wanted
 from privopt.status import Status
 
 if TYPE_CHECKING:
@@ -282,6 +284,10 @@ class CvxpyMethod(Method):
             answer.details["relaxed"] = (
                 f"ε > {pp.notion.largest_written_level:g}: solved without the constraint"
             )
+        elif wanted(task):  # a certified curve collects dual points (privopt.solve.curve_band)
+            found = program_multipliers(pp, self.name, epsilon=task.epsilon, budget=task.budget)
+            if found is not None:
+                offer(task, found)
         return answer
 
 
