@@ -565,6 +565,16 @@ def _banded_sweep(
         **{mode: lo},
         **options,
     )
+    if refine:
+        least = request.least_level() if mode == "epsilon" else request.least_distortion()
+        if lo < least - 1e-12 * (1.0 + abs(least)):
+            what = "level" if mode == "epsilon" else "distortion"
+            shown = from_nats(least, unit) if mode == "epsilon" else least
+            raise InputError(
+                f"the range starts below the least achievable {what}, {shown:.9g}: start it "
+                "there or above",
+                kind,
+            )
     curve = certified_sweep(
         request,
         mode,

@@ -90,7 +90,9 @@ same evidence: a mechanism ``(ℓ, δ)`` gives ``ε*(D) ≤ ℓ`` for ``D ≥ δ
 **Tolerances.** A mechanism counts at a level ε when its re-measured level is within
 :func:`~privopt.validation.level_tolerance` of ε, and at a budget when its distortion is
 within the verification's distortion tolerance: the same sense in which every verified answer
-"meets its constraint" (:mod:`privopt.solve.verification`).
+"meets its constraint" (:mod:`privopt.solve.verification`). The lower envelope bounds the
+exact optimum, so the two may cross by that tolerance times the curve's slope (about 1e-9
+relative on a level curve, 1e-7 on a budget curve); a crossing within rounding is closed.
 """
 
 from __future__ import annotations

@@ -219,6 +219,9 @@ def _band(state: _State, lo: float, hi: float) -> CurveBand:
                 }
             )
         grid, lower, upper = budget_band(state.evidence, anchors, np.array(levels), lo, hi, summary)
+    # a bound and a re-measured value of the same optimum may cross by rounding
+    rounding = (lower > upper) & (lower - upper <= 1e-9 * (1.0 + np.abs(upper)))
+    lower = np.where(rounding, upper, lower)
     return CurveBand(
         mode=state.mode,
         x=grid,
