@@ -457,3 +457,124 @@ def test_a_range_below_the_least_level_is_an_input_error():
     with pytest.raises(InputError) as info:
         po.sweep(prior, "hamming", "identifiability", epsilon_range=(least / 2, least + 1))
     assert info.value.field == "epsilon_range"
+
+
+# --- the command line and the figure -------------------------------------------------------------
+PROBLEM = """
+[prior]
+probs = [0.4, 0.3, 0.2, 0.1]
+
+[distortion]
+kind = "absolute"
+
+[privacy]
+notion = "pml"
+epsilon = 0.5
+"""
+
+
+def _cli(capsys, *argv):
+    from privopt.cli import main
+
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    return code, out.out, out.err
+
+
+def test_cli_band_certifies_a_range_and_writes_points_then_band_rows(tmp_path, capsys):
+    import csv
+    import json
+
+    problem = tmp_path / "p.toml"
+    problem.write_text(PROBLEM, encoding="utf-8")
+    table, figure = tmp_path / "c.csv", tmp_path / "c.png"
+    code, out, _ = _cli(
+        capsys,
+        "curve",
+        problem,
+        "--epsilon",
+        "0.1:2",
+        "--band",
+        "5%",
+        "--csv",
+        table,
+        "--plot",
+        figure,
+    )
+    assert code == 0
+    with open(table, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    kinds = [r["kind"] for r in rows]
+    points = kinds.count("point")
+    assert points >= 5 and kinds[:points] == ["point"] * points
+    assert set(kinds[points:]) == {"band"}
+    band = [r for r in rows if r["kind"] == "band"]
+    assert float(band[0]["requested_epsilon"]) == pytest.approx(0.1)
+    assert float(band[-1]["requested_epsilon"]) == pytest.approx(2.0)
+    for r in band:
+        assert float(r["distortion_lower"]) <= float(r["distortion_upper"]) + 1e-9
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, _ = _cli(capsys, "curve", problem, "--epsilon", "0.1:2", "--band", "0.05", "--json")
+    found = json.loads(out)
+    assert code == 0 and found["bands"][0]["met"] is True
+    assert found["bands"][0]["notion"] == "pml"
+    assert len(found["records"]) == found["bands"][0]["points"]
+
+
+def test_cli_band_budget_spent_is_reported_on_stderr(tmp_path, capsys):
+    problem = tmp_path / "p.toml"
+    problem.write_text(PROBLEM, encoding="utf-8")
+    code, out, err = _cli(
+        capsys, "curve", problem, "--epsilon", "0.1:2", "--band-abs", "1e-5", "--max-points", "3"
+    )
+    assert code == 0
+    assert "max_points" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "field"),
+    [
+        (["--epsilon", "0.1:2", "--band", "150%"], "--band"),
+        (["--epsilon", "0.1:2", "--band", "x"], "--band"),
+        (["--epsilon", "2:0.1", "--band", "0.1"], "--epsilon"),
+        (["--epsilon", "0.1:2", "--band-abs", "-1"], "--band-abs"),
+        (["--epsilon", "0.1:2", "--band", "0.1", "--max-points", "1"], "--max-points"),
+    ],
+)
+def test_cli_band_errors_name_their_option(tmp_path, capsys, argv, field):
+    problem = tmp_path / "p.toml"
+    problem.write_text(PROBLEM, encoding="utf-8")
+    code, _, err = _cli(capsys, "curve", problem, *argv)
+    assert code == 2
+    assert err.startswith(f"privopt: error: {field}:") or f"{field}:" in err
+
+
+def test_figure_shades_the_band_of_each_curve():
+    pytest.importorskip("matplotlib")
+    from privopt.plotting import plot_curves
+
+    prior = [0.4, 0.3, 0.2, 0.1]
+    curves = [
+        _quiet(po.sweep, prior, "absolute", n, epsilon_range=(0.1, 2.0), band=0.1)
+        for n in ("pml", "maximal_leakage")
+    ]
+    budget = _quiet(po.sweep, prior, "absolute", "pml", max_distortion_range=(0.3, 0.8), band=0.2)
+    fig = plot_curves(curves, prior=prior, distortion="absolute")
+    gids = {c.get_gid() for c in fig.axes[0].collections}
+    assert {"band:pml", "band:maximal_leakage"} <= gids
+    fig = budget.plot(prior=prior, distortion="absolute")
+    assert "band:pml" in {c.get_gid() for c in fig.axes[0].collections}
+
+
+def test_the_docs_figure_script_draws(tmp_path):
+    """docs/_scripts/curve_band_figure.py (the figure of docs/curves.md) still runs."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "docs" / "_scripts" / "curve_band_figure.py"
+    spec = importlib.util.spec_from_file_location("curve_band_figure", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = module.draw(tmp_path / "figure.png", k=6, band=0.2)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

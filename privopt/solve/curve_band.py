@@ -11,13 +11,13 @@ decreases (its constraint set at ε is contained in the one at any ε' ≥ ε), 
 non-increasing and a mechanism ``W`` re-measured at level ``ℓ`` and distortion ``δ`` gives
 ``D*(ε) ≤ δ`` for every ``ε ≥ ℓ``:
 
-.. math:: U(ε) = \min\{δ_W : ℓ_W ≤ ε\}.
+    U(ε) = min { δ_W : ℓ_W ≤ ε }.
 
 The mechanisms are the sweep's answers and cheap ones built between two neighbouring answers
 ``A`` (level ``ℓ_A``) and ``B`` (``ℓ_B > ℓ_A``): mixtures ``θA + (1−θ)B`` and, for the linear
 notions, ``B`` mixed with the least weight of a constant mechanism that brings it down to a
-level in between (:func:`privopt.solve.verification.repair_level`). Each is measured like any
-answer. For the notions whose level is a convex function of the mechanism, in the parameter
+level in between (the notion's exact :meth:`~privopt.notions.Notion.repair_weight`). Each is
+measured like any answer. For the notions whose level is a convex function of the mechanism, in the parameter
 ``t`` the level enters with — ``t = e^ε`` for maximal leakage (``Σ_u max_s p(u|s) ≤ e^ε``,
 [Issa-Wagner-Kamath] Def. 1 and Thm 1), ``t = ε`` for mutual information — a mixture's level
 is at most the mixture of the levels, so the mixtures realise the chord between the two
@@ -29,8 +29,7 @@ constraints ``g(W; ε) ≤ 0`` found at some level ``ε_j`` (:mod:`privopt.metho
 — gives a lower bound at *every* level ε by weak duality ([Bertsekas-NLP], Lagrangian
 duality), the row sums kept as constraints and the rest dualised:
 
-.. math:: D^*(ε) \;\ge\; \min_{W \text{ row-stochastic}} \; \mathbb E[d](W) + μ^\top g(W; ε)
-          \;=\; c(ε) + \sum_y \min_u \mathrm{coef}_{yu}(ε),
+    D*(ε) ≥ min over row-stochastic W of  E[d](W) + μᵀ g(W; ε)  =  c(ε) + Σ_y min_u coef_yu(ε),
 
 where the coefficients are the notion's Lagrangian terms (:meth:`~privopt.notions.Notion.
 lagrangian`) re-evaluated at ε: one pass over the rows, the privacy rows' coefficients being
@@ -71,7 +70,7 @@ of these, made non-increasing (``L(ε) = max_{ε' ≥ ε}`` of the pointwise bou
 **The band.** Both envelopes are evaluated on a grid ``g_0 < g_1 < …`` that contains every
 solved level. As ``D*`` is non-increasing, for every ε in ``[g_j, g_{j+1}]``
 
-.. math:: L(g_{j+1}) \le D^*(g_{j+1}) \le D^*(ε) \le D^*(g_j) \le U(g_j),
+    L(g_{j+1}) ≤ D*(g_{j+1}) ≤ D*(ε) ≤ D*(g_j) ≤ U(g_j),
 
 so the band is certified on the whole interval, not only at the grid points; its width on
 the cell is ``U(g_j) − L(g_{j+1})``. Note what this implies: with only the answers at the
