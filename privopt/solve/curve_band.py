@@ -17,11 +17,11 @@ The mechanisms are the sweep's answers and cheap ones built between two neighbou
 ``A`` (level ``ℓ_A``) and ``B`` (``ℓ_B > ℓ_A``): mixtures ``θA + (1−θ)B`` and, for the linear
 notions, ``B`` mixed with the least weight of a constant mechanism that brings it down to a
 level in between (the notion's exact :meth:`~privopt.notions.Notion.repair_weight`). Each is
-measured like any answer. For the notions whose level is a convex function of the mechanism, in the parameter
-``t`` the level enters with — ``t = e^ε`` for maximal leakage (``Σ_u max_s p(u|s) ≤ e^ε``,
-[Issa-Wagner-Kamath] Def. 1 and Thm 1), ``t = ε`` for mutual information — a mixture's level
-is at most the mixture of the levels, so the mixtures realise the chord between the two
-answers.
+measured like any answer. For the notions whose level is a convex function of the mechanism,
+in the parameter ``t`` the level enters with — ``t = e^ε`` for maximal leakage
+(``Σ_u max_s p(u|s) ≤ e^ε``, [Issa-Wagner-Kamath] Def. 1 and Thm 1), ``t = ε`` for mutual
+information — a mixture's level is at most the mixture of the levels, so the mixtures
+realise the chord between the two answers.
 
 **Lower envelope: bounds.** A certified lower bound ``L_i ≤ D*(ε_i)`` holds for every
 ``ε ≤ ε_i`` (monotonicity again). A dual point — multipliers ``μ ≥ 0`` of the notion's
