@@ -108,8 +108,8 @@ from privopt.model import NeighborRelation
 from privopt.notions.base import LagrangeContext, LagrangeTerms
 from privopt.request import DesignRequest
 from privopt.solve.results import json_number
-from privopt.solve.verification import distortion_tolerance
-from privopt.validation import level_tolerance
+from privopt.solve.verification import DISTORTION_TOL
+from privopt.validation import LEVEL_TOL
 
 __all__ = [
     "CONVEX_PARAMETER",
@@ -136,7 +136,7 @@ SUBDIVISIONS = 24
 #: budget curve's lower envelope is read from (its known levels are many: a line search's).
 LEVEL_SUBDIVISIONS = 4
 #: Dual points are evaluated on every this-many-th grid level (and at the solved ones).
-DUAL_STRIDE = 3
+DUAL_STRIDE = 6
 
 
 # --- evidence --------------------------------------------------------------------------------
@@ -681,7 +681,7 @@ class CurveEvidence:
         dists = np.array([w.distortion for w in self.witnesses])
         order = np.argsort(levels, kind="stable")
         levels, running = levels[order], np.minimum.accumulate(dists[order])
-        slack = np.array([level_tolerance(g) for g in grid])
+        slack = LEVEL_TOL * (1.0 + np.abs(grid))  # level_tolerance, elementwise
         index = np.searchsorted(levels, grid + slack, side="right") - 1
         out = np.full(grid.shape, np.inf)
         ok = index >= 0
@@ -706,7 +706,7 @@ class CurveEvidence:
         levels = np.array([w.level for w in self.witnesses])
         order = np.argsort(dists, kind="stable")
         dists, running = dists[order], np.minimum.accumulate(levels[order])
-        slack = np.array([distortion_tolerance(b) for b in budgets])
+        slack = DISTORTION_TOL * (1.0 + np.abs(budgets))  # distortion_tolerance, elementwise
         index = np.searchsorted(dists, budgets + slack, side="right") - 1
         out = np.full(budgets.shape, np.inf)
         ok = index >= 0
