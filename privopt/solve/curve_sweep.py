@@ -3,12 +3,11 @@
 :func:`certified_sweep` is what ``po.sweep(..., epsilon_range=(lo, hi), band=TOL)`` (or
 ``max_distortion_range=``) runs. It solves a few points spread over the range, bounds the
 curve between them (:mod:`privopt.solve.curve_band`) and then, round by round, solves a new
-point inside every stretch between two solved points where the band is wider than the
-tolerance — where the drop of the curve is halved, estimated from the band's middle line —
-each warm-started from its nearest solved neighbour, until the band is within the tolerance
-everywhere or the point or time budget is spent; the band then says where it is still wide
-(:meth:`~privopt.solve.curve_band.CurveBand.wide`). Every point goes through the same driver,
-verification, certificate and closed-form checks as :func:`privopt.design`.
+point in the middle of every stretch between two solved points where the band is wider than
+the tolerance, each warm-started from its nearest solved neighbour, until the band is within
+the tolerance everywhere or the point or time budget is spent; the band then says where it is
+still wide (:meth:`~privopt.solve.curve_band.CurveBand.wide`). Every point goes through the
+same driver, verification, certificate and closed-form checks as :func:`privopt.design`.
 
 The tolerance ``band`` is a fraction of the curve's range — ``D*(lo) − D*(hi)`` for a level
 curve, ``ε*(lo) − ε*(hi)`` for a budget curve, measured on the end points' answers —
@@ -245,48 +244,20 @@ def _curve_range(state: _State, lo: float, hi: float) -> float:
     return max(float(first.epsilon) - float(last.epsilon), 0.0)
 
 
-#: Most new points in one stretch per round.
-MAX_SPLITS = 4
-
-
 def _plan(state: _State, band: CurveBand, lo: float, hi: float) -> list[float]:
-    """The next points inside every stretch whose band is wider than the tolerance, more of
-    them where it is much wider."""
+    """The next points: the middle of every stretch whose band is wider than the tolerance.
+
+    Halving was measured against splitting a stretch where the band's middle line has dropped
+    by equal shares (up to four points per stretch and round): on 30 symbols with ``|x − u|``
+    distortion and a 1 % band, PML took 86 points against 135, LDP 121 against 182, dp 123
+    against 181, information privacy 101 against 161, maximal leakage 39 against 39 (between
+    two solved points the mixtures, repairs and dual points narrow the band by an amount that
+    grows with the stretch's width in ε, not with the curve's drop on it)."""
     least = SMALLEST_STRETCH * max(hi - lo, 1e-12)
     known = set(state.anchors().tolist())
-    plan = []
-    for a, b, width in band.wide():
-        if b - a <= least:
-            continue
-        count = int(min(MAX_SPLITS, max(1, math.ceil(width / band.tolerance) - 1)))
-        inside = (band.x >= a) & (band.x <= b)
-        values = _splits(band.x[inside], band.lower[inside], band.upper[inside], count)
-        plan += [v for v in values if v not in known]
-    return plan
-
-
-def _splits(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, count: int) -> list[float]:
-    """``count`` values splitting ``[x_0, x_-1]`` into equal drops of the band's middle line
-    (the band between two points is set by the curve's drop between them), each kept at least
-    a tenth of the stretch from the others and the ends."""
-    a, b = float(x[0]), float(x[-1])
-    mid = 0.5 * (lower + upper)
-    out = []
-    for k in range(1, count + 1):
-        value = a + k * (b - a) / (count + 1)
-        if x.size >= 3 and np.isfinite(mid).all() and mid[0] > mid[-1]:
-            target = mid[0] - k * (mid[0] - mid[-1]) / (count + 1)
-            below = np.flatnonzero(mid <= target)
-            if below.size:
-                value = float(x[below[0]])
-        out.append(value)
-    gap = 0.1 * (b - a) / count
-    kept: list[float] = []
-    for value in sorted(out):
-        value = min(max(value, a + gap), b - gap)
-        if not kept or value - kept[-1] >= gap:
-            kept.append(value)
-    return kept
+    return [
+        0.5 * (a + b) for a, b, _ in band.wide() if b - a > least and 0.5 * (a + b) not in known
+    ]
 
 
 def _with_band(records: list[dict], band: CurveBand, mode: str) -> list[dict]:
