@@ -165,6 +165,27 @@ def test_database_pair_multipliers_reproduce_the_certificate(notion):
         assert bound == pytest.approx(answer.certificate.lower_bound, rel=1e-6, abs=1e-9)
 
 
+@pytest.mark.parametrize("notion", ["maximal_leakage", "mutual_information"])
+def test_budget_point_multipliers_bound_the_level_curve_by_a_line(notion):
+    """A budget point's multipliers (least level within ``E[d] ≤ D``) say
+    ``ℓ(W) + ν E[d](W) ≥ a`` for every ``W``: ``D*(ε) ≥ (a − ℓ(ε)) / ν`` at every level,
+    nearly tight at the point's own level."""
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    request = prepare_request(p, ABS, notion, max_distortion=0.6)
+    cache = {MULTIPLIERS_KEY: []}
+    answer = lookup("CLARABEL").solve(Task(request, budget=0.6, cache=cache, tol=1e-9))
+    found = [m for m in cache[MULTIPLIERS_KEY] if m.budget is not None]
+    assert found and found[0].budget_multiplier > 0
+    level = float(answer.objective)
+    evidence = CurveEvidence(request)
+    dual = DualBound(found[0], 1.0, level)
+    at_home = evidence.evaluator.budget_bounds(dual, np.array([level]))[0]
+    assert at_home == pytest.approx(0.6, abs=1e-4)
+    for eps in (0.5 * level, 1.5 * level, level + 0.5):
+        truth = _quiet(po.design, p, ABS, notion, epsilon=eps).distortion
+        assert evidence.evaluator.budget_bounds(dual, np.array([eps]))[0] <= truth + 1e-7
+
+
 # --- soundness against closed forms --------------------------------------------------------------
 CLOSED = {
     "pml": lambda eps, k: cf.pml_uniform_hamming_distortion(eps, k),

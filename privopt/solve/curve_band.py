@@ -96,10 +96,10 @@ relative on a level curve, 1e-7 on a budget curve); a crossing within rounding i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -391,7 +391,6 @@ class LagrangeEvaluator:
         # the terms of every dual point at every level: (levels, parts, S, U) and (levels, parts)
         C = np.zeros((levels.size, len(duals)) + weights.shape)
         c = np.zeros((levels.size, len(duals)))
-        ok = np.ones(levels.size, dtype=bool)
         for k, dual in enumerate(duals):
             for i, eps in enumerate(levels):
                 found = self.terms_at(dual, float(eps))
@@ -430,24 +429,7 @@ class LagrangeEvaluator:
                 top = np.where(better, values[rows, i], top)
                 at = np.where(better[:, None], near[rows, i], at)
                 step /= 2
-        out = np.where(ok & np.isfinite(top), top * scale, -np.inf)
-        return out
-
-    def epsilon_bounds(self, dual: DualBound, levels: np.ndarray) -> np.ndarray:
-        """An ε point's bounds on ``D*`` at every level of ``levels`` (the best along its ray).
-
-        Parameters
-        ----------
-        dual : DualBound
-        levels : numpy.ndarray
-            Levels (nats).
-
-        Returns
-        -------
-        numpy.ndarray
-            Lower bounds in the request's distortion units (``-inf`` where none).
-        """
-        return self.combined_bounds([dual], np.asarray(levels, dtype=float))
+        return np.where(np.isfinite(top), top * scale, -np.inf)
 
     def budget_constant(self, dual: DualBound) -> float | None:
         """``a`` of a budget point's multipliers: ``ℓ(W) + ν E[d](W) ≥ a`` for every ``W``
@@ -504,22 +486,6 @@ class LagrangeEvaluator:
         nu = float(dual.multipliers.budget_multiplier)
         objective = np.array([self.notion.parameter_value(e) for e in levels], dtype=float)
         return (a - objective) / nu * dual.scale
-
-    def bounds(self, dual: DualBound, levels: np.ndarray) -> np.ndarray:
-        """The bounds of ``dual`` on ``D*`` at ``levels``, whatever point it was found at.
-
-        Parameters
-        ----------
-        dual : DualBound
-        levels : numpy.ndarray
-
-        Returns
-        -------
-        numpy.ndarray
-        """
-        if dual.multipliers.budget is not None:
-            return self.budget_bounds(dual, levels)
-        return self.epsilon_bounds(dual, levels)
 
 
 # --- the evidence of one curve ---------------------------------------------------------------
@@ -1024,8 +990,6 @@ class CurveBand:
         if unit == self.unit:
             return self
         factor = 1.0 / math.log(2.0) if unit == "bits" else math.log(2.0)
-        import dataclasses
-
         if self.mode == "epsilon":
             return dataclasses.replace(self, x=self.x * factor, unit=unit)
         return dataclasses.replace(
@@ -1136,25 +1100,3 @@ def budget_band(
         lower = np.maximum(lower, np.where(np.isfinite(secant), secant, -np.inf))
     upper = evidence.level_upper(grid)
     return grid, lower, upper
-
-
-def describe(evidence: CurveEvidence) -> dict[str, Any]:
-    """Counts of the evidence, for messages and benchmarks.
-
-    Parameters
-    ----------
-    evidence : CurveEvidence
-
-    Returns
-    -------
-    dict
-    """
-    sources: dict[str, int] = {}
-    for w in evidence.witnesses:
-        sources[w.source] = sources.get(w.source, 0) + 1
-    return {
-        "witnesses": len(evidence.witnesses),
-        "witness_sources": sources,
-        "steps": len(evidence.steps),
-        "dual_points": len(evidence.duals),
-    }
