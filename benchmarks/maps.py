@@ -17,7 +17,8 @@ Cases (``NAME``: what):
   ``spanner = 1.1``, the level holds on the full metric at ``1.1·ε``);
 * ``road-N``: a planar road-like graph on ``N`` random places (Delaunay edges, weights the
   Euclidean lengths), its shortest-path metric and Euclidean loss;
-* ``coarse-100-20``: 100 × 100 secret cells, 20 × 20 output cells, Manhattan metric.
+* ``coarse-S-O``: ``S × S`` secret cells, ``O × O`` output cells over the same map, Manhattan
+  metric (``coarse-30-10``, ``coarse-100-20``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ CASES = [
     "spanner-20",
     "spanner-30",
     "road-1500",
+    "coarse-30-10",
     "coarse-100-20",
 ]
 

@@ -18,6 +18,7 @@ from privopt.errors import (
     InputError,
     PrivoptError,
     SolverError,
+    TaskLostError,
     VerificationError,
 )
 
@@ -184,6 +185,7 @@ __all__ = [
     "Distortion",
     "InfeasibleError",
     "InputError",
+    "TaskLostError",
     "JointPrior",
     "LaplaceComparison",
     "LaplaceCounting",

@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import stats
 
 from privopt import closed_forms as cf
 from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.measures import shannon_entropy
 from privopt.model import (
     DatabasePrior,
     Distortion,
@@ -65,7 +65,9 @@ __all__ = [
     "RELATIONS",
     "CHECKED_NOTIONS",
     "MAX_DENSE",
+    "identifiability_bound",
     "identifiability_candidate",
+    "identifiability_least_level",
     "wang_identifiability_applies",
 ]
 
@@ -325,9 +327,9 @@ class _HammingView:
     def entropy(self) -> float:
         if self.iid:
             q = self.prior.row_probs
-            return self.n * float(stats.entropy(q[q > 0]))
+            return self.n * shannon_entropy(q[q > 0])
         p = self.prior.probs
-        return float(stats.entropy(p[p > 0]))
+        return shannon_entropy(p[p > 0])
 
     @cached_property
     def d_constant(self) -> float:
@@ -484,13 +486,65 @@ def identifiability_candidate(prior, distortion: Distortion, neighbors, eps: flo
     view = _wang_view(prior, distortion, neighbors)
     if view is None or not math.isfinite(eps) or eps <= 0:
         return None
-    if eps < view.eps_tilde * (1 + 1e-9) + 1e-12:
-        return None
+    if eps < view.eps_tilde * (1 - 1e-12):
+        return None  # E_i exists from ε̃_X on, ε̃_X itself included
     try:
         mech = cf.identifiability_mechanism(view.prior, eps)
     except PrivoptError:
         return None
     return mech.matrix, float(view.h(eps))
+
+
+def identifiability_bound(prior, distortion: Distortion, neighbors, eps: float):
+    """``h(ε)``, a lower bound on the least distortion of ε-identifiability, where
+    [Wang-Ying-Zhang]'s setting applies, and whether it is the optimum itself.
+
+    R-PD relaxes PD-I and has optimum ``h(ε)`` for every ``ε ≥ 0`` (Lemma 1), so
+    ``D*_I(ε) ≥ h(ε)``; from ``ε̃_X`` on, E_i attains it (Thm 1, Lemma 4).
+
+    Parameters
+    ----------
+    prior : Prior or DatabasePrior
+    distortion : Distortion
+    neighbors : NeighborRelation, str or None
+    eps : float
+        The level, ``≥ 0``.
+
+    Returns
+    -------
+    tuple of (float, bool) or None
+        ``(h(ε), ε ≥ ε̃_X)``, or ``None`` where the setting does not apply.
+    """
+    view = _wang_view(prior, distortion, neighbors)
+    if view is None or not eps >= 0:
+        return None
+    return float(view.h(eps)), bool(eps >= view.eps_tilde * (1 - 1e-12))
+
+
+def identifiability_least_level(prior, distortion: Distortion, neighbors, budget: float):
+    """``ε*_I(D) = h⁻¹(D)`` where [Wang-Ying-Zhang]'s Thm 1 gives it: their setting, and
+    ``0 < D ≤ h(ε̃_X)`` (eq. (20), with ``h⁻¹`` of eq. (19)).
+
+    Parameters
+    ----------
+    prior : Prior or DatabasePrior
+    distortion : Distortion
+    neighbors : NeighborRelation, str or None
+    budget : float
+        The distortion budget ``D``.
+
+    Returns
+    -------
+    float or None
+        The least identifiability level meeting the budget, or ``None`` where the theorem
+        does not give it.
+    """
+    view = _wang_view(prior, distortion, neighbors)
+    if view is None or not (budget > 0 and math.isfinite(budget)) or budget >= view.h0:
+        return None
+    if not view.readable or budget > view.h(view.eps_tilde) * (1 + 1e-12):
+        return None
+    return float(view.h_inv(budget))
 
 
 def _relation_is_wang(view: _HammingView, neighbors) -> bool:

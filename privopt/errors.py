@@ -10,6 +10,7 @@ class                       meaning                                       CLI ex
 :class:`InfeasibleError`    the request cannot be met (gives least value) 1
 :class:`SolverError`        every solver failed or stopped early          3
 :class:`VerificationError`  a solver answer failed its re-measurement     3
+:class:`TaskLostError`      a task sent to an executor never came back   3
 ==========================  ============================================  =========
 """
 
@@ -22,6 +23,7 @@ __all__ = [
     "InfeasibleError",
     "SolverError",
     "VerificationError",
+    "TaskLostError",
 ]
 
 
@@ -110,3 +112,30 @@ class VerificationError(PrivoptError):
     """A solver answer violates its own constraints beyond tolerance when re-measured."""
 
     exit_code = 3
+
+
+class TaskLostError(SolverError):
+    """A task sent to an executor never came back with an answer.
+
+    Its worker died (a ``BrokenProcessPool`` of a process pool whose process was killed,
+    e.g. by the out-of-memory killer; Dask's ``KilledWorker`` once the scheduler's retries
+    are spent), the executor was shut down, or the task raised an exception that is not a
+    privopt error. :func:`privopt.solve_many` and :func:`privopt.sweep` put it in the place
+    of the lost point and keep every point that did come back.
+
+    Parameters
+    ----------
+    message : str
+        What was lost and why.
+    cause : str, optional
+        The name of the exception the executor gave (e.g. ``"BrokenProcessPool"``).
+    """
+
+    exit_code = 3
+
+    def __init__(self, message: str, cause: str | None = None):
+        self.cause = cause
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.cause))

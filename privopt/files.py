@@ -30,7 +30,8 @@ Optional keys beyond the basic format (all documented in README.md, "Problem fil
     further budgets ``E[d_k] ≤ budget`` (Calmon–Fawaz Remark 1); each has ``budget`` and a
     distortion given like the main one (``kind``, ``values``, ``matrix``).
 ``[solver] time_limit``
-    seconds for the whole solve (status ``time_limit`` when reached).
+    seconds for the whole solve, ``≥ 0`` (status ``time_limit`` when reached; ``inf`` or a
+    huge number: no limit).
 ``[mechanism] output_labels``
     names of the mechanism's outputs (audit files).
 ``[reference] status, least_achievable, leakage, pml_per_output``
@@ -58,6 +59,7 @@ import numpy as np
 from privopt._io import check_toml_text, decode_text, max_file_bytes, read_input_file
 from privopt.errors import InputError
 from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
+from privopt.model._validate import normalised_weights
 from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
 from privopt.validation import (
     NEIGHBOR_NAMES,
@@ -76,6 +78,10 @@ __all__ = [
     "parse_problem",
     "check_reference",
     "load_mechanism",
+    "read_referenced_files",
+    "referenced_files",
+    "ReferencedFile",
+    "FILE_KEYS",
     "VALID_KEYS",
 ]
 
@@ -449,7 +455,121 @@ def read_toml(path: str | os.PathLike) -> dict:
         raise _error(name, None, "the document is too deeply nested or too large") from None
 
 
-def parse_problem(data: dict, path: str = "<problem>", purpose: str = "solve") -> ProblemSpec:
+#: Keys whose string value names another file that a problem file reads (a CSV file, read
+#: relative to the problem file's folder): ``[prior] file``, ``[prior.grid] counts_file``,
+#: ``metric = { file = … }`` and ``neighbors = { file = … }``.
+FILE_KEYS = ("file", "counts_file")
+
+
+@dataclass(frozen=True)
+class ReferencedFile:
+    """The content of a file that a problem file names, read once (see
+    :func:`read_referenced_files`).
+
+    Attributes
+    ----------
+    text : str or None
+        The file's text (UTF-8, decoded as the parser reads it); ``None`` when it could not
+        be read.
+    error : str or None
+        Why it could not be read (the message a direct read gives), else ``None``.
+    digest : str
+        SHA-256 of the file's bytes (of the error for an unreadable file): its identity.
+    """
+
+    text: str | None
+    error: str | None
+    digest: str
+
+
+def referenced_files(data: dict) -> list[str]:
+    """The other files a parsed problem file names, as written (sorted, without repeats).
+
+    Every string value of a key of :data:`FILE_KEYS`, at any depth of the document (tables,
+    inline tables and arrays of tables).
+
+    Parameters
+    ----------
+    data : dict
+        The parsed TOML document.
+
+    Returns
+    -------
+    list of str
+    """
+    found: set[str] = set()
+    stack: list[Any] = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in FILE_KEYS and isinstance(value, str):
+                    found.add(value)
+                else:
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return sorted(found)
+
+
+def read_referenced_files(
+    data: dict, path: str, cache: dict | None = None
+) -> dict[str, ReferencedFile]:
+    """Read every file a problem file names, once, into values that travel with it.
+
+    A batch reads the files here and sends their content with the problem (a worker never
+    reads a path, and the problem is solved with exactly the content it is keyed by).
+
+    Parameters
+    ----------
+    data : dict
+        The parsed TOML document.
+    path : str
+        The problem file (relative names are read from its folder, or from the working
+        directory when it starts with ``<``).
+    cache : dict, optional
+        Shared between calls: a file met again (same path, size, modification time) is not
+        read again.
+
+    Returns
+    -------
+    dict
+        The name as written → its :class:`ReferencedFile` (an unreadable file is recorded
+        with its error, which the parser reports under the key that names it).
+    """
+    import hashlib
+
+    base = os.path.dirname(os.path.abspath(path)) if not path.startswith("<") else "."
+    out: dict[str, ReferencedFile] = {}
+    for value in referenced_files(data):
+        name = value if os.path.isabs(value) else os.path.join(base, value)
+        try:
+            info = os.stat(name)
+            stamp = (os.path.realpath(name), info.st_ino, info.st_size, info.st_mtime_ns)
+        except OSError:
+            stamp = None
+        if cache is not None and stamp is not None and stamp in cache:
+            out[value] = cache[stamp]
+            continue
+        try:
+            raw = read_input_file(name)
+            content = ReferencedFile(decode_text(raw, name), None, hashlib.sha256(raw).hexdigest())
+        except InputError as exc:
+            message = str(exc)
+            digest = hashlib.sha256(f"error: {message}".encode()).hexdigest()
+            content = ReferencedFile(None, message, digest)
+        if cache is not None and stamp is not None and content.error is None:
+            cache[stamp] = content
+        out[value] = content
+    return out
+
+
+def parse_problem(
+    data: dict,
+    path: str = "<problem>",
+    purpose: str = "solve",
+    files: dict[str, ReferencedFile] | None = None,
+) -> ProblemSpec:
     """Validate an already parsed TOML document (see :func:`load_problem`).
 
     Parameters
@@ -461,6 +581,9 @@ def parse_problem(data: dict, path: str = "<problem>", purpose: str = "solve") -
         its folder, or from the working directory when it starts with ``<``.
     purpose : {"solve", "audit", "any"}
         What the document must contain, as for :func:`load_problem`.
+    files : dict, optional
+        The files the document names, already read (:func:`read_referenced_files`): then
+        nothing is read from disk, and a name missing from ``files`` is an error.
 
     Returns
     -------
@@ -475,15 +598,16 @@ def parse_problem(data: dict, path: str = "<problem>", purpose: str = "solve") -
     if purpose not in ("solve", "audit", "any"):
         raise ValueError(f"purpose must be 'solve', 'audit' or 'any', got {purpose!r}")
     try:
-        return _Parser(path, purpose).parse(data)
+        return _Parser(path, purpose, files).parse(data)
     except InputError as exc:
         raise _rewrap(path, exc) from None
 
 
 class _Parser:
-    def __init__(self, path: str, purpose: str):
+    def __init__(self, path: str, purpose: str, files: dict | None = None):
         self.path = path
         self.purpose = purpose
+        self.files = files
         self.base = os.path.dirname(os.path.abspath(path)) if not path.startswith("<") else "."
         self.grid = None
         self.location = None
@@ -495,11 +619,19 @@ class _Parser:
         blank lines and lines starting with ``#`` are skipped."""
         if not isinstance(value, str) or not value:
             raise self.err(key, f"expected a path to a CSV file, got {_kind(value)}")
-        name = value if os.path.isabs(value) else os.path.join(self.base, value)
-        try:
-            text = decode_text(read_input_file(name), name)
-        except InputError as exc:
-            raise self.err(key, str(exc)) from None
+        if self.files is not None:  # read already (a batch): never from disk here
+            content = self.files.get(value)
+            if content is None:
+                raise self.err(key, f"{value}: not among the files read with the problem")
+            if content.error is not None:
+                raise self.err(key, content.error)
+            text = content.text
+        else:
+            name = value if os.path.isabs(value) else os.path.join(self.base, value)
+            try:
+                text = decode_text(read_input_file(name), name)
+            except InputError as exc:
+                raise self.err(key, str(exc)) from None
         try:
             rows = [
                 [cell.strip() for cell in row]
@@ -518,7 +650,7 @@ class _Parser:
         out = []
         for i, row in enumerate(rows):
             try:
-                out.append([float(c) for c in row])
+                out.append([csv_number(c) for c in row])
             except ValueError:
                 raise self.err(
                     key, f"{value}: line {i + 1} holds {row!r}, expected numbers only"
@@ -775,7 +907,7 @@ class _Parser:
             )
         labels = [r[0] for r in rows] if widths == {2} else None
         try:
-            values = [float(r[-1]) for r in rows]
+            values = [csv_number(r[-1]) for r in rows]
         except ValueError:
             bad = next(r for r in rows if not _is_number(r[-1]))
             raise self.err("prior.file", f"{t['file']}: {bad[-1]!r} is not a number") from None
@@ -783,9 +915,9 @@ class _Parser:
             raise self.err("prior.labels", "the file names the labels already (first column)")
         if counts:
             arr = np.asarray(values, dtype=float)
-            if not np.isfinite(arr).all() or (arr < 0).any() or arr.sum() <= 0:
+            if not np.isfinite(arr).all() or (arr < 0).any() or not (arr > 0).any():
                 raise self.err("prior.file", "counts must be finite, non-negative and not all zero")
-            values = list(arr / arr.sum())
+            values = list(normalised_weights(arr))  # no overflow: 1e308, 1e308 is ½, ½
         pmf = as_pmf(values, "prior.file")
         if labels is None:
             labels = self.labels(t, "labels", "prior", pmf.size)
@@ -1271,8 +1403,8 @@ class _Parser:
         spec.tolerance = None if tol is None else check_tolerance(tol, "solver.tolerance")
         limit = t.get("time_limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
-            raise self.err("solver.time_limit", f"expected a number > 0, got {_kind(limit)}")
-        spec.time_limit = check_time_limit(limit, "solver.time_limit")  # > 0 (inf: no limit)
+            raise self.err("solver.time_limit", f"expected a number >= 0, got {_kind(limit)}")
+        spec.time_limit = check_time_limit(limit, "solver.time_limit")  # >= 0 (inf: no limit)
 
     def request(self, spec: ProblemSpec) -> None:
         """Validate the whole design request as the Python API would (same messages)."""
@@ -1409,9 +1541,35 @@ class _Parser:
         return out
 
 
+def csv_number(text: str) -> float:
+    """A number read from a CSV cell, as strictly as a file format should read it.
+
+    Python's :func:`float` accepts the digit separators of Python source (``"0_5"`` reads
+    as 5): a cell with an underscore is refused instead. Everything else is read by
+    :func:`float` (decimal and exponent forms, ``inf``, surrounding blanks).
+
+    Parameters
+    ----------
+    text : str
+        The cell.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the cell is not a number (an underscore included).
+    """
+    if "_" in text:
+        raise ValueError(f"{text!r}: '_' is not part of a number in a CSV file")
+    return float(text)
+
+
 def _is_number(text: str) -> bool:
     try:
-        float(text)
+        csv_number(text)
     except ValueError:
         return False
     return True
@@ -1555,7 +1713,7 @@ def load_mechanism(path: str | os.PathLike):
                 raise _error(name, None, "expected a header row and one row per input")
             outputs = rows[0][1:]
             inputs = [r[0] for r in rows[1:]]
-            matrix = [[float(v) for v in r[1:]] for r in rows[1:]]
+            matrix = [[csv_number(v) for v in r[1:]] for r in rows[1:]]
             return Mechanism(matrix, inputs, outputs)
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             unpacked = sum(info.file_size for info in archive.infolist())

@@ -214,11 +214,11 @@ def test_batch_resumes_after_an_interruption(tmp_path, monkeypatch, capsys):
     real = batch_files.solve_problem_data
     calls: list[str] = []
 
-    def interrupted_at_third(data, path, key, solver=None, time_limit=None):
+    def interrupted_at_third(data, path, key, solver=None, time_limit=None, files=None):
         calls.append(Path(path).name)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(data, path, key, solver, time_limit)
+        return real(data, path, key, solver, time_limit, files)
 
     monkeypatch.setattr(batch_files, "solve_problem_data", interrupted_at_third)
     assert main(["batch", str(folder), "--out", str(out)]) == 130

@@ -32,6 +32,13 @@ def _instance(k: int, seed: int):
     return prior, d
 
 
+def _as_solved(d: np.ndarray) -> np.ndarray:
+    """``d`` as the driver hands it to a method: divided by the power of two that brings its
+    largest entry into [1, 2) (:func:`privopt.solve.driver.distortion_scale`), so that a
+    method called directly sees the same numbers as through the driver."""
+    return d / 2.0 ** np.floor(np.log2(d.max()))
+
+
 @pytest.mark.parametrize("notion", ["pml", "ldp", "maximal_leakage", "information_privacy", "dp"])
 def test_single_alphabet_lp_sweep_is_warm_and_matches_cold_cvxpy(notion):
     prior, d = _instance(9, seed=1)
@@ -57,6 +64,7 @@ def test_single_alphabet_lp_sweep_is_warm_and_matches_cold_cvxpy(notion):
 def test_simplex_sweep_reuses_the_basis():
     """Each point starts from the previous basis: fewer simplex iterations than cold."""
     prior, d = _instance(25, seed=2)
+    d = _as_solved(d)
     eps = np.linspace(0.2, 2.0, 10)
     warm, cold, prev = 0, 0, None
     name = "sparse-highs-simplex"
@@ -185,6 +193,7 @@ def test_fast_path_with_a_loose_certificate_is_reported_inaccurate(monkeypatch):
     feasible, verified mechanism with status ``optimal_inaccurate`` (after every method of
     its chain was tried); a tight bound makes it ``optimal``."""
     prior, d = _instance(4, seed=9)
+    d = _as_solved(d)  # the canned gap is in the units the method is given
     exact = po.design(prior, d, "pml", epsilon=0.5, solver="sparse-highs-simplex")
     W = exact.mechanism.matrix
     monkeypatch.setitem(METHODS, "test-loose", _Canned("test-loose", W, 1e-3))

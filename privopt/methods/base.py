@@ -11,11 +11,56 @@ the next, time limits and warm starts.
 Everything a method returns travels as typed objects: :class:`Answer` (the raw answer and
 what the method knows about it) with its :class:`Certificate` (a lower bound on the optimum)
 and, for answers too large to hold densely, a structured :class:`Measurement`.
+
+How a method registers
+----------------------
+A method is an instance of a :class:`Method` subclass handed to :func:`register` when its
+module is imported; :mod:`privopt.methods` imports every such module (add a new one to its
+list). The instance holds all that is needed to decide whether and when to use the method
+without running it: its :attr:`~Method.name`, :attr:`~Method.description`,
+:attr:`~Method.family`, :attr:`~Method.priority` and :attr:`~Method.memory_model`, and its
+rules :meth:`~Method.unsupported` (the notions, kinds of prior, cones and sizes it takes),
+:meth:`~Method.auto`, :meth:`~Method.rescues` and :meth:`~Method.solves_budget`. The method
+listing (``privopt solvers``) and the selection (:mod:`privopt.solve.selection`) ask every
+registered method these questions, so:
+
+* the module that registers a method (and its package's ``__init__``) imports only numpy,
+  privopt's lower layers and light modules of its own; its rules stay cheap;
+* everything heavy the method needs to *run* — cvxpy, the solver packages (``highspy``,
+  ``clarabel``, …), ``scipy.optimize``, and the method's own modules that import them — is
+  imported inside :meth:`~Method.solve` (or what only it calls), at its first use;
+* :func:`installed` tells whether a package is there without importing it (e.g. to register
+  a method only where its solver is installed).
+
+A new method follows the same pattern::
+
+    class MyMethod(Method):
+        name = "my-method"
+        description = "one line for privopt solvers"
+        priority = 10
+
+        def unsupported(self, request):
+            return plain_linear_reason(request, {"pml", "ldp"})
+
+        def solve(self, task):
+            from privopt.methods.my_method.run import solve_point  # imports the solver
+
+            return solve_point(task)
+
+
+    register(MyMethod())
+
+``tests/test_imports.py`` keeps it so: in a fresh interpreter, registering, listing and
+choosing methods import none of the heavy packages, and a design answered by a method that
+does not use cvxpy leaves cvxpy unloaded.
 """
 
 from __future__ import annotations
 
 import abc
+import enum
+import importlib
+import importlib.util
 import math
 import time
 from collections.abc import Callable, Collection
@@ -37,6 +82,7 @@ __all__ = [
     "Measurement",
     "Method",
     "ProgressEvent",
+    "Stopping",
     "Task",
     "METHODS",
     "register",
@@ -44,6 +90,8 @@ __all__ = [
     "lookup",
     "method_names",
     "TimeLimitReached",
+    "deferred_exports",
+    "installed",
     "plain_linear_reason",
 ]
 
@@ -53,19 +101,26 @@ class TimeLimitReached(Exception):
     which then answers with :attr:`Status.TIME_LIMIT`)."""
 
 
+#: Limits of more seconds than this (about 31 years) are no limit: a deadline that far away
+#: is never reached, and waiting on it would overflow the operating system's timeouts.
+NO_LIMIT_BEYOND = 1e9
+
+
 class Deadline:
     """A wall-clock limit for a run.
 
     Parameters
     ----------
     seconds : float or None
-        The time allowed from now; ``None`` for no limit.
+        The time allowed from now, ``≥ 0`` (0: already passed); ``None``, ``inf`` or more
+        than :data:`NO_LIMIT_BEYOND` for no limit.
     """
 
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = seconds
         self.start = time.perf_counter()
-        self.end = math.inf if seconds is None else self.start + float(seconds)
+        limited = seconds is not None and seconds <= NO_LIMIT_BEYOND  # no float(10**400)
+        self.end = self.start + max(float(seconds), 0.0) if limited else math.inf
 
     @property
     def limited(self) -> bool:
@@ -106,6 +161,34 @@ class Deadline:
         """Raise :class:`TimeLimitReached` if the limit has passed."""
         if self.expired():
             raise TimeLimitReached(f"time limit of {self.seconds:g} s reached")
+
+
+class Stopping(str, enum.Enum):
+    """How a method honours :attr:`Task.deadline`: what the solve driver can rely on.
+
+    ``CHECKS``
+        privopt's own loops check the deadline between steps that each take a small part of
+        a second to a few seconds at the sizes the method takes (``block-ipm``,
+        ``blahut-arimoto``, ``symmetric``, the closed forms): the method returns soon after
+        the deadline, with its best iterate where it has one. It always runs in the
+        driver's process.
+    ``NATIVE``
+        The method hands the time left to a native solver's own limit (HiGHS's and
+        Clarabel's ``time_limit``, SCS's ``time_limit_secs``, an iteration cap), but its
+        set-up (building the program, a compilation, a first factorisation) cannot be
+        interrupted and may allocate without bound.
+    ``NONE``
+        Nothing stops the method once it started.
+
+    Under a time limit the driver runs a method that is not ``CHECKS``, on a request large
+    enough for a child process to pay (:mod:`privopt.solve.isolation`), in a child process
+    that it terminates at the deadline; the memory bound is that process's address-space
+    limit.
+    """
+
+    CHECKS = "checks"
+    NATIVE = "native"
+    NONE = "none"
 
 
 @dataclass(frozen=True)
@@ -300,12 +383,14 @@ class Method(abc.ABC):
         Higher is tried first among the methods picked automatically.
     warm_starts : bool
         Whether passing the previous answer's ``warm`` saves work (sweeps, line searches).
-    native_time_limit : bool
-        Whether the method honours :attr:`Task.deadline` itself; otherwise the driver
-        enforces it from outside.
+    stopping : Stopping
+        How the method honours :attr:`Task.deadline` (default ``NATIVE``: a native solver's
+        limit, not during the set-up); the driver isolates the methods that are not
+        ``CHECKS`` in a child process under a time limit on large requests. A new method
+        declares what it does; nothing else is needed.
     memory_model : str
         How :func:`privopt.resources.estimate_bytes` costs the method: ``"cvxpy"``,
-        ``"sparse"``, ``"dense"`` or ``"structured"``.
+        ``"sparse"``, ``"sparse_clarabel"``, ``"dense"``, ``"structured"`` or ``"columns"``.
     """
 
     name: str = ""
@@ -313,7 +398,7 @@ class Method(abc.ABC):
     family: str = "privopt"
     priority: int = 0
     warm_starts: bool = False
-    native_time_limit: bool = True
+    stopping: Stopping = Stopping.NATIVE
     memory_model: str = "dense"
 
     @abc.abstractmethod
@@ -332,7 +417,7 @@ class Method(abc.ABC):
             in messages (e.g. ``"needs a single secret (no joint prior)"``).
         """
 
-    def memory_bytes(self, request: DesignRequest) -> float:
+    def memory_bytes(self, request: DesignRequest, exact: bool = True) -> float:
         """The memory the method needs for ``request`` (bytes, coarse): by default the
         estimate of its :attr:`memory_model` (:func:`privopt.resources.estimate_bytes`); a
         method whose footprint depends on more than the model overrides it.
@@ -341,6 +426,9 @@ class Method(abc.ABC):
         ----------
         request : DesignRequest
             The validated request.
+        exact : bool
+            ``False``: a lower bound that does not search for metric privacy's constraint
+            pairs (checked first, so that a map far too large is refused at once).
 
         Returns
         -------
@@ -348,7 +436,7 @@ class Method(abc.ABC):
         """
         from privopt.resources import estimate_bytes
 
-        return estimate_bytes(request, self.memory_model)
+        return estimate_bytes(request, self.memory_model, exact)
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Whether to pick the method without being named (for a single design, or a
@@ -429,6 +517,65 @@ class Method(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<method {self.name} ({self.family})>"
+
+
+def installed(package: str) -> bool:
+    """Whether the Python package ``package`` can be imported, found without importing it
+    (``importlib.util.find_spec``).
+
+    Parameters
+    ----------
+    package : str
+        A top-level module name, e.g. ``"highspy"``.
+
+    Returns
+    -------
+    bool
+        ``True`` when an importable module of that name is on the path.
+    """
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a broken package, or a module without a spec
+        return False
+
+
+def deferred_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) for a method package that re-exports names of its
+    heavy modules: each name is imported from its module on first use, so that registering
+    the method (which imports the package) does not import them.
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    exports : dict
+        Public name → the submodule of ``package`` that defines it. No name may be that of
+        a submodule: importing the submodule would bind its name in the package and shadow
+        the export (``blahut_arimoto`` imports ``rate_distortion`` eagerly for that reason).
+
+    Returns
+    -------
+    callable
+        To be bound as the package's ``__getattr__``; it raises ``AttributeError`` for any
+        other name (so that ``from package import submodule`` still imports the submodule).
+
+    Raises
+    ------
+    ValueError
+        If an exported name is also the name of one of the submodules (a programming error).
+    """
+    shadowed = set(exports) & set(exports.values())
+    if shadowed:
+        raise ValueError(f"{package}: exports named like a submodule: {sorted(shadowed)}")
+
+    def __getattr__(name: str) -> Any:
+        try:
+            module = exports[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return __getattr__
 
 
 def plain_linear_reason(request: DesignRequest, notions: Collection[str]) -> str | None:

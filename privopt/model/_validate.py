@@ -179,6 +179,28 @@ def as_pmf(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
     return pmf if abs(total - 1.0) <= _rounding_slack(pmf.size) else pmf / total
 
 
+def normalised_weights(weights: np.ndarray) -> np.ndarray:
+    """Non-negative finite weights divided by their total, without overflow.
+
+    The weights are first divided by their largest entry (exact for powers of two, and
+    never above 1), so that a total of huge counts such as ``1e308 + 1e308`` cannot overflow
+    to ``inf`` (which would turn every probability into 0).
+
+    Parameters
+    ----------
+    weights : numpy.ndarray
+        Finite, non-negative, not all zero (checked by the caller).
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape, summing to 1.
+    """
+    top = float(weights.max())
+    scaled = weights / top
+    return scaled / scaled.sum()
+
+
 def as_stochastic_matrix(values, field: str, tol: float = SUM_TOLERANCE) -> np.ndarray:
     """Validate a row-stochastic matrix; return it with rows renormalised (idempotent).
 

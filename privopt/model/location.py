@@ -32,9 +32,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from privopt.errors import InputError
+from privopt.model._validate import normalised_weights
 from privopt.model.distortion import Distortion
-from privopt.model.metric import EARTH_RADIUS_KM, Metric
+from privopt.model.metric import EARTH_RADIUS_KM, Metric, point_distances
 from privopt.model.prior import Prior
+from privopt.resources import check_allocation
 
 __all__ = [
     "LocationGrid",
@@ -209,7 +211,7 @@ class LocalProjection:
         return f"LocalProjection(lat0={self.lat0:.6g}, lon0={self.lon0:.6g})"
 
 
-def pairwise_distances(a, b, norm: str = "euclidean") -> np.ndarray:
+def pairwise_distances(a, b, norm: str = "euclidean", field: str = "points") -> np.ndarray:
     """Distances between the rows of ``a`` and of ``b``.
 
     Parameters
@@ -220,6 +222,8 @@ def pairwise_distances(a, b, norm: str = "euclidean") -> np.ndarray:
     norm : {"euclidean", "manhattan", "haversine"}
         ``haversine`` is the great-circle distance in km on a sphere of radius
         :data:`~privopt.model.metric.EARTH_RADIUS_KM`.
+    field : str
+        The argument named when the matrix would exceed the memory bound.
 
     Returns
     -------
@@ -228,6 +232,12 @@ def pairwise_distances(a, b, norm: str = "euclidean") -> np.ndarray:
     """
     a = np.asarray(a, dtype=float).reshape(-1, 2)
     b = np.asarray(b, dtype=float).reshape(-1, 2)
+    check_allocation(
+        24.0 * a.shape[0] * b.shape[0],
+        f"the {a.shape[0]:,} × {b.shape[0]:,} distances between places",
+        field,
+        "fewer places or outputs (a coarser grid)",
+    )
     if norm == "euclidean":
         return np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
     if norm == "manhattan":
@@ -551,7 +561,7 @@ class _LocationMap:
         if self._outputs_are_secrets:  # the metric's own matrix: exactly symmetric
             d = self.metric(norm).matrix
         else:
-            d = pairwise_distances(secrets, outputs, norm)
+            d = pairwise_distances(secrets, outputs, norm, self.field)
         return Distortion(d**power, output_labels=self.output_labels)
 
     @property
@@ -660,7 +670,7 @@ class LocationGrid(_LocationMap):
                 raise InputError(
                     "counts must be finite and non-negative", f"{field}.counts", "negative_weight"
                 )
-            if weights.sum() <= 0:
+            if not (weights > 0).any():  # a sum of counts near 1e308 overflows: not asked
                 raise InputError("counts are all zero", f"{field}.counts")
         self.counts = weights
         self.planar_points = self.points
@@ -781,7 +791,7 @@ class LocationGrid(_LocationMap):
         r = np.clip(np.floor((plane[:, 1] - y0) / size).astype(np.int64), 0, rows - 1)
         counts = np.zeros((rows, cols))
         np.add.at(counts, (r, c), 1.0 if weights is None else weights)
-        if counts.sum() <= 0:
+        if not (counts > 0).any():
             raise InputError("the check-ins have zero total weight", field)
         return cls(
             rows,
@@ -828,7 +838,7 @@ class LocationGrid(_LocationMap):
         -------
         Prior
         """
-        probs = self.counts.ravel() / self.counts.sum()
+        probs = normalised_weights(self.counts.ravel())  # no overflow for huge counts
         return Prior(probs, labels=self.labels)
 
     def grid_edges(self) -> np.ndarray:
@@ -866,16 +876,22 @@ class LocationGrid(_LocationMap):
         norm = norm or self.default_norm
         if norm == "manhattan" and self.size > 1:
             return self._manhattan()
-        metric = super().metric(norm)
         if norm != "euclidean":
-            return metric
+            return super().metric(norm)
+        d = point_distances(
+            self.planar_points,
+            "euclidean",
+            self.field,
+            f"the cells of a {self.rows} × {self.cols} grid",
+        )
         # the cells form a lattice: its constraint pairs and spanners are found from it
         return Metric(
-            metric.matrix,
+            d,
             self.labels,
             "euclidean",
             check=False,
             lattice=(self.rows, self.cols, np.arange(self.size)),
+            copy=False,
         )
 
     def _manhattan(self) -> Metric:
@@ -883,11 +899,20 @@ class LocationGrid(_LocationMap):
         4-neighbour graph (:meth:`grid_edges`, edges of length ``cell_size``): its constraint
         pairs are those edges, found without the ``O(k³)`` search of a general metric or a
         shortest-path search."""
-        r, c = np.divmod(np.arange(self.size), self.cols)
-        d = (np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])) * self.cell_size
+        k = self.size
+        check_allocation(
+            24.0 * k * k,
+            f"the {k:,} × {k:,} distances between the cells of a {self.rows} × {self.cols} grid",
+            self.field,
+            "a coarser grid",
+        )
+        r, c = np.divmod(np.arange(k), self.cols)
+        d = np.abs(r[:, None] - r[None, :]).astype(float)
+        d += np.abs(c[:, None] - c[None, :])
+        d *= self.cell_size
         edges = self.grid_edges()
         a, b = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
-        return Metric(d.astype(float), self.labels, "manhattan", check=False, edges=(a, b))
+        return Metric(d, self.labels, "manhattan", check=False, edges=(a, b), copy=False)
 
     def as_map(self, values) -> np.ndarray:
         """A vector over the cells as a ``rows × cols`` array (row 0 first).
@@ -973,7 +998,7 @@ class LocationPoints(_LocationMap):
                     f"{field}.weights",
                     code="negative_weight",
                 )
-            if self.weights.sum() <= 0:
+            if not (self.weights > 0).any():
                 raise InputError("the weights are all zero", f"{field}.weights")
         self._labels = [str(i) for i in range(k)] if labels is None else [str(s) for s in labels]
         if len(self._labels) != k or len(set(self._labels)) != k:
@@ -1044,7 +1069,7 @@ class LocationPoints(_LocationMap):
         -------
         Prior
         """
-        return Prior(self.weights / self.weights.sum(), labels=self._labels)
+        return Prior(normalised_weights(self.weights), labels=self._labels)
 
     def __repr__(self) -> str:
         extra = "" if self.outputs_are_secrets else f", {self.n_outputs} outputs"

@@ -387,14 +387,25 @@ class Mechanism:
         Raises
         ------
         InputError
-            If ``text`` is not valid JSON (field ``mechanism``), or :meth:`from_dict`
-            refuses its content.
+            If ``text`` is not valid JSON or is nested too deeply to read (field
+            ``mechanism``), or :meth:`from_dict` refuses its content.
         """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc})", "mechanism") from None
-        return cls.from_dict(data)
+        except RecursionError:  # arrays nested thousands deep exhaust the parser's stack
+            raise InputError(
+                "the JSON is nested too deeply to be a mechanism (a matrix is 2 levels deep)",
+                "mechanism",
+            ) from None
+        try:
+            return cls.from_dict(data)
+        except RecursionError:
+            raise InputError(
+                "the JSON is nested too deeply to be a mechanism (a matrix is 2 levels deep)",
+                "mechanism",
+            ) from None
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Mechanism):

@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import cvxpy as cp
 import numpy as np
 
 from privopt.errors import InputError
 from privopt.model import NeighborRelation
 
 if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
     from numpy.typing import ArrayLike
 
     from privopt.model import DatabasePrior, JointPrior, Prior
@@ -290,6 +290,8 @@ class DesignContext:
         cvxpy.Expression
             ``n_rows × |U|``, every row equal to ``row`` (linear in ``row``).
         """
+        import cvxpy as cp
+
         n_rows = self.n_secrets if n_rows is None else n_rows
         return np.ones((n_rows, 1)) @ cp.reshape(row, (1, self.n_outputs), order="C")
 
@@ -297,6 +299,8 @@ class DesignContext:
     def joint(self) -> cp.Expression:
         """``p(s, u) = p(s) p(u|s)`` on the secret support: a ``cvxpy.Expression``,
         ``|supp S| × |U|``, linear in :attr:`W`."""
+        import cvxpy as cp
+
         return cp.multiply(self.p_secret[:, None], self.channel)
 
 
@@ -485,6 +489,32 @@ class Notion:
             The level in nats, in ``[0, inf]``; ``inf`` by default.
         """
         return math.inf
+
+    def pair_count(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> int | None:
+        """How many ordered pairs of secrets the notion's constraints are written on, for
+        the memory estimates (:mod:`privopt.resources`).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        neighbors : NeighborRelation or None
+            The relation on the secrets, for notions that use one (default ``None``).
+        **options
+            The notion's validated options.
+
+        Returns
+        -------
+        int or None
+            By default the number of pairs of ``neighbors``, or ``None`` for a notion
+            without a relation.
+        """
+        return None if neighbors is None else int(neighbors.n_pairs)
 
     def min_level(
         self,

@@ -15,6 +15,17 @@ therefore bit for bit those of the serial run — the same chunks solved one aft
 except the timings. What goes to a worker must pickle (Dask uses cloudpickle): priors,
 distortions, notions, requests and results do; a request with cvxpy constraints added
 (:meth:`~privopt.methods.cvxpy_program.PrivacyProblem.add_constraints`) needs cloudpickle.
+
+Nothing is lost when a worker is: a task that does not come back (its process killed — the
+``BrokenProcessPool`` of a process pool — or Dask's ``KilledWorker``, or any exception that
+is not a privopt error) becomes a :class:`~privopt.errors.TaskLostError` in the place of its
+request, or records with status ``error`` for the points of its sweep chunk, and every task
+that did come back is kept. A :class:`~concurrent.futures.ProcessPoolExecutor` whose process
+dies is broken for good: every task not yet finished on it is lost with it (make a new pool
+to solve them again). Dask instead reschedules the tasks of a dead worker on the others and
+gives up on a task only after its workers died ``distributed.scheduler.allowed-failures``
+times (3 by default; set it with ``dask.config.set({"distributed.scheduler.allowed-failures":
+N})`` before the cluster starts): that task alone is then lost.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from privopt.errors import InputError, PrivoptError
+from privopt.errors import InputError, PrivoptError, TaskLostError
 from privopt.methods.base import ProgressEvent
 from privopt.request import DesignRequest, prepare_request
 from privopt.solve.api import DEFAULT_TOL, _solve, solve_sweep_points, sweep
@@ -102,6 +113,50 @@ def executor_workers(executor: Any) -> int:
             return 1
         return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
     return max(1, int(getattr(executor, "_max_workers", 1) or 1))
+
+
+def lost_task_error(exc: BaseException, what: str) -> PrivoptError:
+    """The error that stands for a task whose future raised ``exc`` instead of answering.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What ``future.result()`` raised.
+    what : str
+        The task, for the message (e.g. ``"request 3"``).
+
+    Returns
+    -------
+    PrivoptError
+        ``exc`` itself when it is a privopt error, else a
+        :class:`~privopt.errors.TaskLostError` naming the executor's exception.
+    """
+    if isinstance(exc, PrivoptError):
+        return exc
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        why = "its Dask workers died every time it ran (the scheduler's retries are spent)"
+    elif isinstance(exc, cf.BrokenExecutor):
+        why = (
+            "the executor broke (a worker process died: killed, or out of memory); tasks "
+            "not finished on it are lost with it"
+        )
+    elif isinstance(exc, cf.CancelledError):
+        why = "it was cancelled (the executor shut down)"
+    else:
+        why = f"it raised {name}: {exc}"
+    return TaskLostError(f"{what} did not come back from the executor: {why}", name)
+
+
+def _outcome_of(future: cf.Future | BaseException, what: str) -> Any:
+    """The future's value, or the error that stands for it (``future`` may be the exception
+    that refused its submission)."""
+    if isinstance(future, BaseException):
+        return lost_task_error(future, what)
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - a lost task is that task's error, never a stop
+        return lost_task_error(exc, what)
 
 
 class _Ticks:
@@ -239,7 +294,10 @@ def solve_many(
     InputError
         A bad setting, or (with ``errors="raise"``) a bad request.
     PrivoptError
-        With ``errors="raise"``: the error of the first request that failed.
+        With ``errors="raise"``: the error of the first request that failed, once every
+        task has ended; its attribute ``results`` is the list that ``errors="return"``
+        would have returned (every answer that came back is kept). A request whose task
+        never came back (a killed worker) fails with :class:`~privopt.errors.TaskLostError`.
 
     Examples
     --------
@@ -276,16 +334,19 @@ def solve_many(
                 yield i
 
     else:
-        futures = {pool.submit(_solve_task, request, *args): i for i, request in prepared}
+        futures = _submit_all(pool, [(_solve_task, (request, *args)) for _, request in prepared])
+        indices = [i for i, _ in prepared]
 
         def finished() -> Iterator[int]:
             try:
-                for future in cf.as_completed(futures):
-                    outcomes[futures[future]] = future.result()
-                    yield futures[future]
+                for k in _completed(futures):
+                    i = indices[k]
+                    outcomes[i] = _outcome_of(futures[k], f"request {i}")
+                    yield i
             finally:
                 for future in futures:
-                    future.cancel()
+                    if isinstance(future, cf.Future):
+                        future.cancel()
 
     ticks = _Ticks(finished(), len(prepared))
     for _ in progress(ticks) if progress is not None else ticks:
@@ -293,6 +354,7 @@ def solve_many(
     if errors == "raise":
         for outcome in outcomes:
             if isinstance(outcome, PrivoptError):
+                outcome.results = outcomes  # every answer that came back, in place
                 raise outcome
     return outcomes
 
@@ -376,17 +438,21 @@ def sweep_in_chunks(
                 yield from range(a, b)
 
     else:
-        futures = {pool.submit(_sweep_task, *task_args(a, b)): k for k, (a, b) in enumerate(bounds)}
+        futures = _submit_all(pool, [(_sweep_task, task_args(a, b)) for a, b in bounds])
 
         def finished() -> Iterator[int]:
             try:
-                for future in cf.as_completed(futures):
-                    k = futures[future]
-                    parts[k] = future.result()
-                    yield from range(*bounds[k])
+                for k in _completed(futures):
+                    a, b = bounds[k]
+                    part = _outcome_of(futures[k], f"the sweep points {a}..{b - 1}")
+                    if isinstance(part, PrivoptError):
+                        part = _lost_chunk(request, mode, values[a:b], part)
+                    parts[k] = part
+                    yield from range(a, b)
             finally:
                 for future in futures:
-                    future.cancel()
+                    if isinstance(future, cf.Future):
+                        future.cancel()
 
     ticks = _Ticks(finished(), count)
     for _ in progress(ticks) if progress is not None else ticks:
@@ -397,6 +463,51 @@ def sweep_in_chunks(
         records.extend(part_records)
         results.extend(part_results)
     return records, results
+
+
+def _submit_all(pool: cf.Executor, tasks: list[tuple[Callable, tuple]]) -> list:
+    """Submit every task; a task the executor refuses (a pool already broken or shut down)
+    gets the exception in place of its future."""
+    futures: list = []
+    for function, args in tasks:
+        try:
+            futures.append(pool.submit(function, *args))
+        except Exception as exc:  # noqa: BLE001 - a broken pool refuses new work
+            futures.append(exc)
+    return futures
+
+
+def _completed(futures: list) -> Iterator[int]:
+    """The indices of ``futures`` as they finish (refused submissions first)."""
+    real = {}
+    for k, future in enumerate(futures):
+        if isinstance(future, cf.Future):
+            real[future] = k
+        else:
+            yield k
+    for future in cf.as_completed(real):
+        yield real[future]
+
+
+def _lost_chunk(
+    request: DesignRequest, mode: str, values: Sequence, error: PrivoptError
+) -> tuple[list[dict], list[None]]:
+    """The records of a sweep chunk whose task never came back: status ``error`` each."""
+    from privopt.status import Status
+
+    records = [
+        {
+            "notion": request.notion.name,
+            f"requested_{mode}": value,
+            "epsilon": None,
+            "distortion": None,
+            "status": str(Status.ERROR),
+            "verified": False,
+            "message": str(error),
+        }
+        for value in values
+    ]
+    return records, [None] * len(records)
 
 
 def sweep_notions(

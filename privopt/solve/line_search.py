@@ -14,13 +14,14 @@ import math
 
 import numpy as np
 
+from privopt.closed_form_checks import identifiability_least_level
 from privopt.errors import InfeasibleError
-from privopt.solve.driver import PointOutcome, Run
+from privopt.solve.driver import PointOutcome, Run, least_distortion_with_extras
 from privopt.solve.results import LineSearchInfo
 from privopt.solve.verification import distortion_tolerance, repair_distortion, verify
 from privopt.status import Status
 
-__all__ = ["line_search", "EPSILON_CAP"]
+__all__ = ["line_search", "budget_slack", "EPSILON_CAP", "BUDGET_RTOL"]
 
 #: Largest ε the search tries for notions whose level is unbounded (e^40 ≈ 2e17).
 EPSILON_CAP = 40.0
@@ -50,9 +51,11 @@ def line_search(run: Run) -> tuple[PointOutcome, LineSearchInfo]:
     tol = run.tol
     if budget < least_d - distortion_tolerance(least_d):
         raise InfeasibleError(
-            f"no mechanism has expected distortion ≤ {budget:.6g}", least_d, "distortion"
+            f"no mechanism has expected distortion ≤ {budget:.6g}",
+            least_d if request.is_plain else least_distortion_with_extras(run),
+            "distortion",
         )
-    slack = 1e-10 * (1 + budget)  # solver noise only: the answer stays on the feasible side
+    slack = budget_slack(request, budget)
     lo = request.least_level()
     top = request.max_level()
 
@@ -69,6 +72,13 @@ def line_search(run: Run) -> tuple[PointOutcome, LineSearchInfo]:
 
     if math.isinf(top) and budget <= least_d + slack and request.is_plain:
         _check_unbounded_optimum(request, budget, least_d)
+    exact = _closed_form_level(request, budget)
+    if exact is not None:  # the least level is known: its point, if it meets the budget
+        at_exact = run.point(epsilon=exact)
+        if at_exact.status == Status.TIME_LIMIT:
+            return done(stopped(at_exact), exact, exact)
+        if meets(at_exact):
+            return done(at_exact, exact, exact)
     first = run.point(epsilon=lo)
     if first.status == Status.TIME_LIMIT:
         return done(stopped(first), lo, lo)
@@ -119,6 +129,49 @@ def line_search(run: Run) -> tuple[PointOutcome, LineSearchInfo]:
         else:
             lo = mid
     return done(best, lo, hi)
+
+
+#: Relative slack of the line search on the budget: solver noise only, so that the answer
+#: stays on the feasible side (``E[d] ≤ D·(1 + 1e-10)``, with a floor of ``1e-22`` times the
+#: distortion's largest entry for ``D = 0``).
+BUDGET_RTOL = 1e-10
+
+
+def budget_slack(request, budget: float) -> float:
+    """How far above the budget the line search accepts a point's distortion.
+
+    Relative to the budget, so that a budget of ``1e-12`` is met to the same relative
+    accuracy as a budget of 1 (an absolute slack would let a tiny budget be exceeded many
+    times over and the least level be found too low); the floor for ``D = 0`` is tied to the
+    distortion's scale (its largest entry).
+
+    Parameters
+    ----------
+    request : DesignRequest
+    budget : float
+
+    Returns
+    -------
+    float
+        ``BUDGET_RTOL·(D + 1e-12·max d)``.
+    """
+    d = request.distortion
+    top = float(d.params.get("n", 1)) if d.is_database_hamming else float(d.matrix.max())
+    return BUDGET_RTOL * (abs(budget) + 1e-12 * max(top, 0.0))
+
+
+def _closed_form_level(request, budget: float) -> float | None:
+    """The least level in closed form, where a theorem gives it: identifiability in Wang,
+    Ying & Zhang's setting, ``ε*_I(D) = h⁻¹(D)`` for ``0 < D ≤ h(ε̃_X)`` (Thm 1). The search
+    then solves that one point (and bisects only if it does not meet the budget)."""
+    if request.notion.name != "identifiability" or not request.is_plain or request.options:
+        return None
+    level = identifiability_least_level(
+        request.prior, request.distortion, request.neighbors, budget
+    )
+    if level is None or not math.isfinite(level) or level < request.least_level():
+        return None
+    return level
 
 
 def _check_unbounded_optimum(request, budget: float, least_d: float) -> None:

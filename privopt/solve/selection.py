@@ -20,11 +20,30 @@ from privopt.methods.cvxpy_program.method import (
     LARGE_LP_ENTRIES,
     LAST_RESORT_SOLVERS,
 )
-from privopt.methods.symmetric.verification import NOTION_ALIASES
+from privopt.methods.symmetric.method import NOTION_ALIASES
 from privopt.request import DesignRequest
 from privopt.resources import format_bytes, max_memory, memory_reason
 
-__all__ = ["choose_methods", "applicable_methods", "why_not"]
+__all__ = ["MethodChain", "choose_methods", "applicable_methods", "why_not"]
+
+
+class MethodChain(list):
+    """The methods to try for a request, in order, and whether the user named them.
+
+    A list of :class:`~privopt.methods.Method`; :attr:`named` is ``True`` when the chain
+    comes from a ``solver=`` name or list. The driver's near-optimal answer at the limit
+    ε → ∞ then never takes their place.
+
+    Parameters
+    ----------
+    methods : iterable of Method
+    named : bool
+        Whether the user named the methods.
+    """
+
+    def __init__(self, methods=(), named: bool = False):
+        super().__init__(methods)
+        self.named = bool(named)
 
 
 def why_not(method: Method, request: DesignRequest, limit: float | None = None) -> str | None:
@@ -53,6 +72,10 @@ def why_not(method: Method, request: DesignRequest, limit: float | None = None) 
         if not method.solves_budget(request):
             return "does not solve budget points of this notion"
     limit = max_memory() if limit is None else limit
+    # a lower bound first: a map far too large is refused before its pairs are searched
+    lower = method.memory_bytes(request, exact=False)
+    if lower > limit:
+        return memory_reason(lower, limit)
     return memory_reason(method.memory_bytes(request), limit)
 
 
@@ -114,11 +137,21 @@ def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
                 "with i.i.d. rows (give row_probs) and the row-wise Hamming distortion the "
                 "symmetric fast path solves it without a dense matrix; otherwise use fewer rows"
             )
-    hint = "use a smaller alphabet (fewer outputs or merged symbols)"
+    if request.notion.name == "metric_dp":
+        # the constraint pairs set the size: a spanner keeps few of them, fewer outputs
+        # shrink every program
+        hint = (
+            "use the spanner option (e.g. spanner = 1.1: the constraints on a greedy "
+            "spanner's edges, a mechanism (1.1·ε)·d-private), a coarser output grid (fewer "
+            "outputs: a distortion with fewer columns) or fewer cells"
+        )
+    else:
+        hint = "use a smaller alphabet (fewer outputs or merged symbols)"
     if memory_bound:
         hint += (
-            ", or raise the bound with PRIVOPT_MAX_MEMORY / max_memory= if the machine has "
-            "that much memory"
+            ", or raise the bound with --max-memory, max_memory= or PRIVOPT_MAX_MEMORY if the "
+            "machine has that much memory (with a time limit: at this size a solve may take "
+            "minutes, and the run then ends with its best mechanism at the limit)"
         )
     return hint
 
@@ -152,8 +185,8 @@ def choose_methods(
 
     Returns
     -------
-    list of Method
-        Never empty.
+    MethodChain
+        Never empty; ``named`` when ``solver`` names the methods.
 
     Raises
     ------
@@ -161,6 +194,11 @@ def choose_methods(
         For an unknown or inapplicable name (listing the methods that apply), or a request
         no method can hold within the memory bound (naming the size and what would fit).
     """
+    from privopt.solve.driver import scaled_request
+
+    # the methods see the distortion as the driver hands it over (largest entry in [1, 2)):
+    # which of them applies must not depend on the unit of d either
+    request = scaled_request(request)[0]
     limit = max_memory() if max_memory_bytes is None else max_memory_bytes
     if solver is None:
         fast = [
@@ -192,7 +230,7 @@ def choose_methods(
             chain.sort(key=lambda m: -m.priority)
         if not chain:
             raise _no_method(request, limit)
-        return chain
+        return MethodChain(chain)
     try:
         names = [solver] if isinstance(solver, str) else list(solver)
     except TypeError:
@@ -221,4 +259,4 @@ def choose_methods(
             )
         if method not in chain:
             chain.append(method)
-    return chain
+    return MethodChain(chain, named=True)

@@ -16,10 +16,13 @@ Every answer is checked before it is returned, whatever method produced it:
    not an exact inequality, is what "meets its constraint" promises),
    extra budgets and added constraints met.
 5. **Certified** means: the method gave a lower bound on the optimum and the re-measured
-   objective is within ``1e-6·(1 + |objective|)`` of it. A method without a bound never
-   certifies (the report says why there is no bound and whether its own objective at least
-   agrees with the re-measured one); the driver then tries the next method. The cvxpy
-   programs bound constraints added with ``add_constraints`` too when they are affine in ``W``.
+   objective is within ``1e-6·(floor + |objective|)`` of it, the floor tied to the
+   problem's own scale (:func:`objective_floor`: 1 nat for a level, ``max d / 8`` for a
+   distortion, so that "optimal" does not depend on the unit of ``d``). A method without a
+   bound never certifies (the report says why there is no bound and whether its own
+   objective at least agrees with the re-measured one); the driver then tries the next
+   method. The cvxpy programs bound constraints added with ``add_constraints`` too when they
+   are affine in ``W``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ __all__ = [
     "LEVEL_TOL",
     "DISTORTION_TOL",
     "OBJECTIVE_RTOL",
+    "DISTORTION_FLOOR",
+    "objective_floor",
     "level_tolerance",
     "output_labels",
 ]
@@ -53,8 +58,15 @@ __all__ = [
 REPAIR_TOL = 1e-10
 #: Absolute slack on a re-measured distortion, per unit of ``1 + D``.
 DISTORTION_TOL = 1e-7
-#: Largest relative gap (objective − lower bound)/(1 + |objective|) for status ``optimal``.
+#: Largest relative gap (objective − lower bound)/(floor + |objective|) for status
+#: ``optimal`` (the floor: :func:`objective_floor`).
 OBJECTIVE_RTOL = 1e-6
+#: The floor of a distortion objective's scale, per unit of the distortion's largest entry:
+#: an answer is certified when ``gap ≤ OBJECTIVE_RTOL·(|objective| + max d / 8)``. The same
+#: for every unit of ``d``; for a distortion whose largest entry is below 8 it is at least
+#: as strict as the absolute floor of 1 used before (a floor of ``max d`` itself let an
+#: answer 70 times the optimum of 1.9e-8 pass on ``d = |i − j|``, 5 symbols, max d = 4).
+DISTORTION_FLOOR = 0.125
 
 
 def distortion_tolerance(budget: float) -> float:
@@ -138,7 +150,7 @@ def _mix(matrix: np.ndarray, anchor: np.ndarray, theta: float) -> np.ndarray:
 
 
 def repair_level(
-    request: DesignRequest, matrix: np.ndarray, eps: float
+    request: DesignRequest, matrix: np.ndarray, eps: float, level: float | None = None
 ) -> tuple[np.ndarray, float]:
     """Mix ``matrix`` with a constant mechanism until its level is within ε.
 
@@ -151,14 +163,18 @@ def repair_level(
     request : DesignRequest
     matrix : numpy.ndarray
     eps : float
+    level : float, optional
+        ``matrix``'s level, when the caller has measured it (a measurement of metric
+        privacy on a 20 × 20 map takes a second or more).
 
     Returns
     -------
     tuple
-        The repaired matrix and the mixing weight (0 if none was needed).
+        The repaired matrix (``matrix`` itself when no repair was needed) and the mixing
+        weight (0 if none was needed).
     """
     target = eps + REPAIR_TOL * (1.0 + abs(eps))
-    if request.level_of(matrix) <= target:
+    if (request.level_of(matrix) if level is None else level) <= target:
         return matrix, 0.0
     prior, notion = request.prior, request.notion
     anchors = [prior.input_probs @ matrix, np.full(matrix.shape[1], 1.0 / matrix.shape[1])]
@@ -230,14 +246,49 @@ def _extras_ok(request: DesignRequest, matrix: np.ndarray) -> bool:
     return True
 
 
+def objective_floor(request: DesignRequest, by_level: bool) -> float:
+    """The floor of the scale against which an answer's gap is measured.
+
+    A gap is accepted when ``gap ≤ OBJECTIVE_RTOL·(|objective| + floor)``. For a level
+    (budget points, in nats) the floor is 1 nat. For a distortion it is tied to the
+    distortion's own scale, so that "optimal" does not depend on the unit of ``d``: the
+    driver solves every distortion rescaled by a power of two to a largest entry in
+    ``[1, 2)`` (:func:`privopt.solve.driver.distortion_scale`), and the floor is
+    :data:`DISTORTION_FLOOR` times that largest entry.
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The request as solved (rescaled).
+    by_level : bool
+        Whether the objective is the level (a budget point).
+
+    Returns
+    -------
+    float
+    """
+    top = _distortion_top(request)
+    if by_level or not top > 0:  # a distortion of zeros: every mechanism is optimal
+        return 1.0
+    return DISTORTION_FLOOR * top
+
+
+def _distortion_top(request: DesignRequest) -> float:
+    d = request.distortion
+    if d.is_database_hamming:
+        return float(d.params.get("n", 1))
+    return max(float(d.matrix.max()), 0.0)
+
+
 def _certify(
     answer: Answer,
     objective: float,
     raw_objective: float,
     repair_cost: float,
     added_constraints: bool = False,
+    floor: float = 1.0,
 ) -> CertificateReport:
-    scale = 1.0 + abs(objective)
+    scale = floor + abs(objective)
     cert = answer.certificate
     if cert is not None and cert.lower_bound is not None and math.isfinite(cert.lower_bound):
         gap = objective - cert.lower_bound
@@ -314,7 +365,7 @@ def verify(
     raw_level, raw_dist = request.level_of(matrix), request.distortion_of(matrix)
     weight = 0.0
     if epsilon is not None and math.isfinite(epsilon):
-        matrix, weight = repair_level(request, matrix, epsilon)
+        matrix, weight = repair_level(request, matrix, epsilon, raw_level)
         if math.isnan(weight):
             return _rejected(
                 answer,
@@ -323,7 +374,10 @@ def verify(
     if budget is not None:
         matrix, w2 = repair_distortion(request, matrix, budget)
         weight = max(weight, w2)
-    level, dist = request.level_of(matrix), request.distortion_of(matrix)
+    if matrix is mech.matrix:  # not repaired: measured above
+        level, dist = raw_level, raw_dist
+    else:
+        level, dist = request.level_of(matrix), request.distortion_of(matrix)
     feasible = _extras_ok(request, matrix)
     if epsilon is not None and math.isfinite(epsilon):
         feasible &= level <= epsilon + level_tolerance(epsilon)
@@ -332,7 +386,14 @@ def verify(
     by_level = budget is not None
     objective = level if by_level else dist
     raw = raw_level if by_level else raw_dist
-    report = _certify(answer, objective, raw, objective - raw, bool(request.user_constraints))
+    report = _certify(
+        answer,
+        objective,
+        raw,
+        objective - raw,
+        bool(request.user_constraints),
+        objective_floor(request, by_level),
+    )
     message = ""
     if not feasible:
         message = (
@@ -385,7 +446,9 @@ def _verify_structured(request, answer: Answer, epsilon, budget) -> Verified:
     if budget is not None:
         feasible &= m.distortion <= budget + distortion_tolerance(budget)
     objective = m.level if budget is not None else m.distortion
-    report = _certify(answer, objective, objective, 0.0)
+    report = _certify(
+        answer, objective, objective, 0.0, floor=objective_floor(request, budget is not None)
+    )
     message = "" if feasible else "the structured re-measurement misses the point"
     if feasible and not report.certified:
         message = _uncertified(report)

@@ -32,95 +32,24 @@ Newton systems are solved.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from privopt.methods.base import TimeLimitReached
 from privopt.methods.block_ipm import dense_inverse
 from privopt.methods.block_ipm.kernels import ColumnFactor, DenseColumns, SingularBlock
+from privopt.methods.block_ipm.ordering import SCHUR_CHUNK_BYTES, band_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
-__all__ = ["BandColumns", "band_order", "band_is_cheaper"]
+__all__ = ["BandColumns"]
 
-#: Columns whose ``H_u⁻¹`` are formed together when the Schur complement is summed (two
-#: ``chunk × n × n`` work arrays per thread).
-SCHUR_CHUNK_BYTES = 64 * 2**20
 #: Attempts, each with a 100 times larger diagonal shift, before a block that is not
 #: positive definite to round-off is declared singular (as for the dense kernel).
 SHIFT_ATTEMPTS = 6
-
-
-def band_order(n: int, left: ArrayLike, right: ArrayLike) -> tuple[np.ndarray, int]:
-    """A numbering of ``n`` variables that keeps the pairs ``(left[k], right[k])`` close.
-
-    Parameters
-    ----------
-    n : int
-        The variables of a column.
-    left, right : array_like of int
-        The two variables of each pair row.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``order``: the variable at each position (reverse Cuthill–McKee, or the given
-        numbering where that is narrower).
-    int
-        The half-bandwidth ``b ≥ 1``: ``|position(a) − position(b)| ≤ b`` for every pair.
-    """
-    left = np.asarray(left, dtype=np.int64)
-    right = np.asarray(right, dtype=np.int64)
-    if left.size == 0:
-        return np.arange(n), 1
-    adjacency = sp.csr_matrix(
-        (np.ones(2 * left.size), (np.concatenate([left, right]), np.concatenate([right, left]))),
-        shape=(n, n),
-    )
-    rcm = np.asarray(reverse_cuthill_mckee(adjacency, symmetric_mode=True), dtype=np.int64)
-    best_order, best_width = np.arange(n), _width(np.arange(n), left, right)
-    width = _width(rcm, left, right)
-    if width < best_width:
-        # the given numbering is kept when it is narrower: a map's cells row by row have
-        # half-bandwidth cols + 1 with their 8 neighbours, where reverse Cuthill–McKee's
-        # level sets (anti-diagonals) give 2·cols − 1
-        best_order, best_width = rcm, width
-    return best_order, best_width
-
-
-def _width(order: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
-    position = np.empty(order.size, dtype=np.int64)
-    position[order] = np.arange(order.size)
-    return max(int(np.max(np.abs(position[left] - position[right]), initial=1)), 1)
-
-
-def band_is_cheaper(n: int, width: int) -> bool:
-    """Whether the block-tridiagonal kernel is the faster one for ``n`` variables of
-    half-bandwidth ``b``.
-
-    The dense kernel inverts each ``n × n`` normal matrix (``≈ n³`` flops) and multiplies by
-    the inverses (``n²`` per column and solve, several solves per iteration); the band kernel
-    forms the lower block triangle of each inverse in ``≈ 4 b n²`` flops and solves in
-    ``O(n b)``, in products of ``b × b`` blocks that run slower than the dense kernel's
-    large ones. Measured on 2 cores (metric privacy, 4-neighbour grids, ``b = k`` for
-    ``k × k`` cells; block-ipm's whole run): 8 × 8 even (0.6–0.7 s), 12 × 12 4.9–6.2 s
-    against 7.3–9.5 s, 15 × 15 20 s against 34 s.
-
-    Parameters
-    ----------
-    n : int
-        The variables of a column.
-    width : int
-        The half-bandwidth ``b`` (:func:`band_order`).
-
-    Returns
-    -------
-    bool
-    """
-    return n >= 100 and 4 * width <= n
 
 
 class BandColumns(DenseColumns):
@@ -222,7 +151,9 @@ class BandColumns(DenseColumns):
             flat[:, self._off_target] = off[:, self._off_source]
         return flat
 
-    def factor(self, D: np.ndarray, E: np.ndarray) -> _BandFactor:
+    def factor(
+        self, D: np.ndarray, E: np.ndarray, stop: Callable[[], bool] | None = None
+    ) -> _BandFactor:
         """Factorise every ``H_u`` by block-tridiagonal Cholesky (module docstring).
 
         Parameters
@@ -231,6 +162,10 @@ class BandColumns(DenseColumns):
             ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
         E : numpy.ndarray
             ``U × n``: positive diagonal terms.
+        stop : callable, optional
+            ``stop() -> bool``, asked between groups of columns here and in the factor's
+            :meth:`~_BandFactor.coupled_block`; when it says so, the work is abandoned with
+            :class:`~privopt.methods.base.TimeLimitReached`.
 
         Returns
         -------
@@ -241,27 +176,41 @@ class BandColumns(DenseColumns):
         ------
         SingularBlock
             If a block is not positive definite even after a diagonal shift.
+        TimeLimitReached
+            When ``stop()`` said so.
         """
         U = E.shape[0]
         b, nb = self.block, self.n_blocks
         inverse = np.empty((U, nb, b, b))
         below = np.empty((U, max(nb - 1, 0), b, b))
 
+        # the matrices are formed a few columns at a time (a whole range's blocks would
+        # double the factors' memory for a moment)
+        step = max(1, int(SCHUR_CHUNK_BYTES // (8.0 * self.flat_size)))
+
         def factor_range(lo: int, hi: int) -> None:
-            flat = self._blocks(D[lo:hi], E[lo:hi])
-            diagonal = flat[:, : self._sub_offset].reshape(hi - lo, nb, b, b)
-            sub = flat[:, self._sub_offset :].reshape(hi - lo, nb - 1, b, b)
-            for i in range(nb):
-                block = diagonal[:, i]
-                if i > 0:
-                    block -= below[lo:hi, i - 1] @ np.swapaxes(below[lo:hi, i - 1], 1, 2)
-                lower = _cholesky_stack(block)
-                inverse[lo:hi, i] = np.linalg.inv(lower)
-                if i < nb - 1:
-                    below[lo:hi, i] = sub[:, i] @ np.swapaxes(inverse[lo:hi, i], 1, 2)
+            for first in range(lo, hi, step):
+                _check(stop)
+                last = min(hi, first + step)
+                flat = self._blocks(D[first:last], E[first:last])
+                diagonal = flat[:, : self._sub_offset].reshape(last - first, nb, b, b)
+                sub = flat[:, self._sub_offset :].reshape(last - first, nb - 1, b, b)
+                for i in range(nb):
+                    block = diagonal[:, i]
+                    if i > 0:
+                        previous = below[first:last, i - 1]
+                        block -= previous @ np.swapaxes(previous, 1, 2)
+                    inverse[first:last, i] = np.linalg.inv(_cholesky_stack(block))
+                    if i < nb - 1:
+                        below[first:last, i] = sub[:, i] @ np.swapaxes(inverse[first:last, i], 1, 2)
 
         dense_inverse.for_chunks(factor_range, U, U * float(self.padded) * b * b)
-        return _BandFactor(self, inverse, below)
+        return _BandFactor(self, inverse, below, stop)
+
+
+def _check(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise TimeLimitReached("the time limit passed during a factorisation")
 
 
 def _cholesky_stack(A: np.ndarray) -> np.ndarray:
@@ -292,10 +241,17 @@ class _BandFactor(ColumnFactor):
     """Every column's block-tridiagonal Cholesky factor: the inverses of the diagonal
     blocks ``L_ii⁻¹`` and the sub-diagonal blocks ``L_{i+1,i}``, in the band numbering."""
 
-    def __init__(self, kernel: BandColumns, inverse: np.ndarray, below: np.ndarray):
+    def __init__(
+        self,
+        kernel: BandColumns,
+        inverse: np.ndarray,
+        below: np.ndarray,
+        stop: Callable[[], bool] | None = None,
+    ):
         self.kernel = kernel
         self.inverse = inverse
         self.below = below
+        self.stop = stop
 
     def solve(self, R: np.ndarray) -> np.ndarray:
         """``H_u⁻¹ r_u`` for every column, by block forward and back substitution.
@@ -356,8 +312,9 @@ class _BandFactor(ColumnFactor):
         def sum_range(lo: int, hi: int) -> np.ndarray:
             lower = np.zeros((N, N))  # the lower block triangle of Σ H_u⁻¹ (band numbering)
             for start in range(lo, hi, chunk):
-                stop = min(hi, start + chunk)
-                _add_inverses(self.inverse[start:stop], self.below[start:stop], lower)
+                _check(self.stop)
+                end = min(hi, start + chunk)
+                _add_inverses(self.inverse[start:end], self.below[start:end], lower)
             return lower
 
         parts = dense_inverse.for_chunks(sum_range, U, U * 4.0 * b * N * N)

@@ -11,29 +11,23 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from privopt.errors import InputError
 from privopt.methods.base import (
     Answer,
     Certificate,
     Method,
+    Stopping,
     Task,
     TimeLimitReached,
     plain_linear_reason,
     register,
 )
-from privopt.methods.block_ipm.band import SCHUR_CHUNK_BYTES
-from privopt.methods.block_ipm.interior_point import (
-    GOOD_GAP,
-    BlockLP,
-    BlockSolution,
-    solve_block_lp,
-)
-from privopt.methods.block_ipm.kernels import DenseColumns
 from privopt.methods.block_ipm.multipliers import block_multipliers
+from privopt.methods.block_ipm.ordering import SCHUR_CHUNK_BYTES
 from privopt.methods.block_ipm.programs import (
     PROGRAMS,
     band_width,
@@ -43,9 +37,12 @@ from privopt.methods.block_ipm.programs import (
 from privopt.methods.multipliers import offer, wanted
 from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
-from privopt.resources import dense_pair_columns, estimate_bytes
+from privopt.resources import COLUMN_FACTOR_BYTES, dense_pair_columns, estimate_bytes
 from privopt.status import Status
 from privopt.validation import level_tolerance
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.methods.block_ipm.interior_point import BlockLP, BlockSolution
 
 __all__ = ["BlockInteriorPoint", "MAX_PAIR_INPUTS"]
 
@@ -78,9 +75,31 @@ def _meets(request: DesignRequest, sol: BlockSolution, support: np.ndarray, eps:
     at 1e-7 is certified too) with a mechanism whose re-measured level is within the
     driver's tolerance (:func:`~privopt.validation.level_tolerance`) of ``eps`` (both
     checked again by the driver)."""
+    from privopt.methods.block_ipm.interior_point import GOOD_GAP
+
     if sol.V is None or not sol.gap <= GOOD_GAP:
         return False
     return request.level_of(_mechanism(request, sol, support)) <= eps + level_tolerance(eps)
+
+
+def solve_block_lp(lp: BlockLP, **options) -> BlockSolution:
+    """:func:`privopt.methods.block_ipm.interior_point.solve_block_lp`, imported at the first
+    run (with scipy.linalg and the kernels), not when the method registers.
+
+    Parameters
+    ----------
+    lp : BlockLP
+        The block-angular LP.
+    **options
+        As for :func:`~privopt.methods.block_ipm.interior_point.solve_block_lp`.
+
+    Returns
+    -------
+    BlockSolution
+    """
+    from privopt.methods.block_ipm import interior_point
+
+    return interior_point.solve_block_lp(lp, **options)
 
 
 def _clean(W: np.ndarray) -> np.ndarray:
@@ -99,6 +118,9 @@ class BlockInteriorPoint(Method):
     )
     priority = 8
     memory_model = "columns"
+    # solve_block_lp checks the deadline between iterations and does not start one that
+    # would end after it; its best iterate is the answer
+    stopping = Stopping.CHECKS
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """Why the block interior point cannot take ``request``, or ``None``: it needs a plain
@@ -130,7 +152,7 @@ class BlockInteriorPoint(Method):
             )
         return None
 
-    def memory_bytes(self, request: DesignRequest) -> float:
+    def memory_bytes(self, request: DesignRequest, exact: bool = True) -> float:
         """The ``"columns"`` estimate (:func:`privopt.resources.estimate_bytes`), with the
         band kernel's factors (``2 b`` numbers per variable and column,
         :mod:`~privopt.methods.block_ipm.band`) in place of a dense normal matrix and its
@@ -139,17 +161,19 @@ class BlockInteriorPoint(Method):
         Parameters
         ----------
         request : DesignRequest
+        exact : bool
+            As in :meth:`Method.memory_bytes`.
 
         Returns
         -------
         float
         """
-        need = estimate_bytes(request, self.memory_model)
+        need = estimate_bytes(request, self.memory_model, exact)
         width = band_width(request)
         if width is None:
             return need
         entries, inputs = float(request.entries), float(request.prior.n_inputs)
-        dense_columns = 16.0 * entries * inputs
+        dense_columns = COLUMN_FACTOR_BYTES * entries * inputs
         return need - dense_columns + 16.0 * entries * (width + 1) + 2 * SCHUR_CHUNK_BYTES
 
     def solves_budget(self, request: DesignRequest) -> bool:
@@ -252,6 +276,9 @@ class BlockInteriorPoint(Method):
     def _run(self, task: Task, lp: BlockLP) -> BlockSolution:
         """:func:`solve_block_lp` on ``lp`` with the task's tolerance, deadline and progress
         reports."""
+        from threadpoolctl import threadpool_limits
+
+        from privopt.methods.block_ipm.kernels import DenseColumns
 
         def progress(iteration: int, objective: float, bound: float) -> None:
             task.emit(self.name, "iteration", iteration, f"E[d] {objective:.10g} ≥ {bound:.10g}")

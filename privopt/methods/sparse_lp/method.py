@@ -47,7 +47,6 @@ from privopt.methods.sparse_lp.equitable import (
     equitable_partition,
     symbol_classes,
 )
-from privopt.methods.sparse_lp.highs import HIGHS_METHODS, HighsRun, run_highs
 from privopt.methods.sparse_lp.multipliers import lp_multipliers
 from privopt.methods.sparse_lp.translation import (
     TranslationInvariantMechanism,
@@ -61,6 +60,8 @@ from privopt.status import Status
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from privopt.methods.sparse_lp.highs import HighsRun
 
 __all__ = [
     "SparseLP",
@@ -149,6 +150,8 @@ def _run(task: Task, lp: LinearProgram, method: str, crossover: bool, options: d
         return run_clarabel(
             lp, task.tol, task.deadline.remaining() if task.deadline.limited else None
         )
+    from privopt.methods.sparse_lp.highs import run_highs  # imports highspy
+
     run = run_highs(
         lp,
         method,
@@ -293,6 +296,8 @@ def solve_point(
         ``matrix`` (dense; also ``structured`` for a reduced LP), ``objective`` = HiGHS's
         objective, ``certificate`` = its dual bound, ``warm`` = the basis.
     """
+    from privopt.methods.sparse_lp.highs import HIGHS_METHODS  # imports highspy
+
     start = time.perf_counter()
     options = dict(options or {}, name=name)
     request = task.request
@@ -504,7 +509,10 @@ class SparseLP(Method):
         )
         self.auto_rule = auto_rule
         self.description = description
-        self.memory_model = "dense" if translation_only else "sparse"
+        if translation_only:
+            self.memory_model = "dense"
+        else:  # Clarabel's factorisation fills in more than HiGHS's (privopt.resources)
+            self.memory_model = "sparse_clarabel" if method == "clarabel" else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """See :meth:`~privopt.methods.base.Method.unsupported`.
@@ -522,7 +530,14 @@ class SparseLP(Method):
         reason = plain_linear_reason(request, ENCODINGS)
         if reason is not None:
             return reason
-        group = translation_group(request.prior, request.distortion, _relation(request))
+        # metric privacy's weighted pairs are never translation invariant: its O(k³) pair
+        # search is left to the methods that use the pairs (and to the memory estimates)
+        weighted = request.notion.name == "metric_dp"
+        group = (
+            None
+            if weighted
+            else translation_group(request.prior, request.distortion, _relation(request))
+        )
         if self.translation_only and group is None:
             return "needs a uniform prior with a translation-invariant distortion and relation"
         if group is None and request.entries > MAX_VARIABLES:
