@@ -28,6 +28,10 @@ What is drawn:
     of the secret, with Hamming distortion: the rate–distortion function
     ``ln k − h_b(D) − D ln(k − 1)`` (Calmon and Fawaz, Corollary 1);
 
+* for a curve with a certified band (:attr:`privopt.solve.Curve.band`), the band shaded in
+  the curve's colour: on every cell ``[x_j, x_{j+1}]`` of its grid the optimum lies between
+  the cell's lower and upper bound (:mod:`privopt.solve.curve_band`), so the shading is drawn
+  as steps — horizontal on a level sweep, vertical (levels between budgets) on a budget sweep;
 * a title that describes the sweep (mode, notions, prior, distortion), wrapped to the width of
   the axes, and a legend outside the axes (below them, in two columns where they fit and in one
   under a narrow subplot), so that it never hides a curve;
@@ -451,6 +455,46 @@ def _draw_checks(ax, curves, budget_mode: bool, unit: str = "nats") -> None:
         marks.set_gid(f"checks:{key}")
 
 
+def _draw_band(ax, curve, color: str, index: int) -> None:
+    """Shade a curve's certified band: on the cell ``[x_j, x_{j+1}]`` the optimum lies
+    between ``lower_{j+1}`` and ``upper_j`` (a step on each cell)."""
+    band = curve.band
+    x = np.asarray(band.x, dtype=float)
+    if x.size < 2:
+        return
+    low = np.append(band.lower[1:], band.lower[-1])  # the cell's lower bound, at its start
+    high = np.asarray(band.upper, dtype=float)
+    finite = np.isfinite(low) & np.isfinite(high)
+    label = f"{curve.notion}: certified band"
+    if band.mode == "epsilon":
+        patch = ax.fill_between(
+            x,
+            low,
+            high,
+            where=finite,
+            step="post",
+            color=color,
+            alpha=0.22,
+            lw=0,
+            label=label,
+            zorder=1 + index,
+        )
+    else:  # a budget curve's band is on levels: between the budgets on the vertical axis
+        patch = ax.fill_betweenx(
+            x,
+            low,
+            high,
+            where=finite,
+            step="post",
+            color=color,
+            alpha=0.22,
+            lw=0,
+            label=label,
+            zorder=1 + index,
+        )
+    patch.set_gid(f"band:{curve.notion}")
+
+
 def _solved(curve) -> np.ndarray:
     """Points that have an answer (optimal, finite level and distortion)."""
     status = np.array(
@@ -738,6 +782,8 @@ def plot_curves(
         label = curve.notion
         if n_bad:
             label += f" ({n_bad} point{'s' if n_bad > 1 else ''} infeasible or failed)"
+        if curve.band is not None:
+            _draw_band(ax, curve, color, i)
         order = np.lexsort((-y[ok], x[ok]))  # by level, then by distortion downwards
         (line,) = ax.plot(
             x[ok][order],

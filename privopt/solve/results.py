@@ -496,6 +496,11 @@ class Curve:
     unit : {"nats", "bits"}
         The unit of the levels in the records and results (``unit=`` of
         :func:`~privopt.sweep`).
+    band : CurveBand or None
+        The certified band around the curve (:mod:`privopt.solve.curve_band`), for a sweep
+        asked for one (``epsilon_range=``, ``band=``…); its records then also carry the
+        envelopes at their points (``distortion_lower``/``distortion_upper``, or
+        ``epsilon_lower``/``epsilon_upper`` for a budget curve).
     """
 
     notion: str
@@ -503,6 +508,7 @@ class Curve:
     records: list[dict]
     results: list[DesignResult | None] = field(repr=False, default_factory=list)
     unit: str = "nats"
+    band: Any = field(repr=False, default=None)
 
     def __repr__(self) -> str:
         statuses: dict[str, int] = {}
@@ -512,13 +518,25 @@ class Curve:
         asked = [r.get(key) for r in self.records if isinstance(r.get(key), (int, float))]
         span = f", {self.mode} {min(asked):.6g}..{max(asked):.6g}" if asked else ""
         counts = ", ".join(f"{n} {status}" for status, n in statuses.items())
+        banded = ""
+        if self.band is not None:
+            banded = f", band width {self.band.width:.3g}"
         return (
             f"Curve(notion={self.notion!r}, {len(self.records)} points{span} "
-            f"({self.unit if self.mode == 'epsilon' else 'distortion'}): {counts or 'none'})"
+            f"({self.unit if self.mode == 'epsilon' else 'distortion'}): {counts or 'none'}"
+            f"{banded})"
         )
 
-    def to_frame(self):
+    def to_frame(self, band: bool = False):
         """The records as a pandas DataFrame (needs pandas: the ``[frames]`` extra).
+
+        Parameters
+        ----------
+        band : bool
+            The certified band's rows instead (:meth:`CurveBand.to_records
+            <privopt.solve.curve_band.CurveBand.to_records>`: the grid value, ``…_lower``,
+            ``…_upper`` and whether it is a solved point); the point records carry the
+            envelopes at their points either way.
 
         Returns
         -------
@@ -530,6 +548,10 @@ class Curve:
             raise ImportError(
                 "Curve.to_frame needs pandas: pip install pandas (or the [frames] extra)"
             ) from exc
+        if band:
+            if self.band is None:
+                raise InputError("this curve has no band: sweep with band= or a range", "band")
+            return pd.DataFrame.from_records(self.band.to_records())
         return pd.DataFrame.from_records(self.records)
 
     def column(self, key: str) -> np.ndarray:

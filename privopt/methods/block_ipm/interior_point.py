@@ -183,6 +183,9 @@ class BlockSolution:
         otherwise).
     polished : bool
         Whether the bound comes from the per-column LP duals (a stalled run's finish).
+    row_duals : numpy.ndarray or None
+        ``U × m``: the privacy rows' duals the best bound was taken at, in the cost's units
+        (dual points of certified curves, :mod:`privopt.methods.block_ipm.multipliers`).
     stop : StopReason
         Why the iterations stopped (before the polish).
     """
@@ -197,6 +200,7 @@ class BlockSolution:
     message: str = ""
     polished: bool = False
     stop: StopReason = StopReason.ITERATION_LIMIT
+    row_duals: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def gap(self) -> float:
@@ -521,7 +525,10 @@ def _polish_bound(
     Z = column_duals(lp, st.C - st.spread(y)[None, :], deadline)
     if Z is None:
         return
-    best.bound = max(best.bound, st.cost_unit * _bound(st, Z, y))
+    polished = st.cost_unit * _bound(st, Z, y)
+    if polished > best.bound:
+        best.row_duals = st.cost_unit * np.maximum(Z, 0.0)
+    best.bound = max(best.bound, polished)
     best.polished = True
     if best.gap <= tol:
         best.status = "optimal"
@@ -623,6 +630,7 @@ def solve_block_lp(
         bound = st.cost_unit * _bound(st, np.maximum(pt.z, 0.0), pt.y)
         if bound > best.bound:
             best_y = pt.y
+            best.row_duals = st.cost_unit * np.maximum(pt.z, 0.0)
         best.bound = max(best.bound, bound)
         residual = max(violation, float(np.max(np.abs(rp2), initial=0.0)))
         if residual <= 1e-9 and objective < best.objective:

@@ -26,6 +26,7 @@ from privopt.methods.base import (
     plain_linear_reason,
     register,
 )
+from privopt.methods.block_ipm.multipliers import block_multipliers
 from privopt.methods.block_ipm.ordering import SCHUR_CHUNK_BYTES
 from privopt.methods.block_ipm.programs import (
     PROGRAMS,
@@ -33,6 +34,7 @@ from privopt.methods.block_ipm.programs import (
     block_program,
     program_name,
 )
+from privopt.methods.multipliers import offer, wanted
 from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
 from privopt.resources import COLUMN_FACTOR_BYTES, dense_pair_columns, estimate_bytes
@@ -334,6 +336,7 @@ class BlockInteriorPoint(Method):
         lp, support = block_program(request, eps)
         build = time.perf_counter() - start
         retried = False
+        program = program_name(request)
         try:
             sol = self._run(task, lp)
             if (
@@ -350,8 +353,13 @@ class BlockInteriorPoint(Method):
                 again, retried = self._run(task, pairs_lp), True
                 if _meets(request, again, pairs_support, eps) or sol.V is None:
                     lp, support, sol = pairs_lp, pairs_support, again
+                    program = request.notion.name
         except TimeLimitReached as exc:
             return Answer(Status.TIME_LIMIT, self.name, message=str(exc))
+        if sol.row_duals is not None and wanted(task):  # a certified curve's dual point
+            found = block_multipliers(request, program, support, sol.row_duals, eps, self.name)
+            if found is not None:
+                offer(task, found)
         details = {
             "iterations": sol.iterations,
             "columns": int(lp.cost.shape[0]),

@@ -31,6 +31,7 @@ from privopt.methods.base import (
     installed,
     register,
 )
+from privopt.methods.multipliers import offer, wanted
 from privopt.status import Status
 
 if TYPE_CHECKING:
@@ -357,6 +358,12 @@ class CvxpyMethod(Method):
             answer.details["relaxed"] = (
                 f"ε > {pp.notion.largest_written_level:g}: solved without the constraint"
             )
+        elif wanted(task):  # a certified curve collects dual points (privopt.solve.curve_band)
+            from privopt.methods.cvxpy_program.multipliers import program_multipliers
+
+            found = program_multipliers(pp, self.name, epsilon=task.epsilon, budget=task.budget)
+            if found is not None:
+                offer(task, found)
         return answer
 
 

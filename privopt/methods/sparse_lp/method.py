@@ -39,6 +39,7 @@ from privopt.methods.base import (
     register,
     register_alias,
 )
+from privopt.methods.multipliers import offer, wanted
 from privopt.methods.sparse_lp.assembly import LinearProgram, RowBuilder
 from privopt.methods.sparse_lp.encodings import ENCODINGS, FullLP, ReducedLP
 from privopt.methods.sparse_lp.equitable import (
@@ -46,6 +47,7 @@ from privopt.methods.sparse_lp.equitable import (
     equitable_partition,
     symbol_classes,
 )
+from privopt.methods.sparse_lp.multipliers import lp_multipliers
 from privopt.methods.sparse_lp.translation import (
     TranslationInvariantMechanism,
     first_row,
@@ -333,6 +335,12 @@ def solve_point(
     run, answer = _solve_lp(task, solved, chosen, crossover, options, start, reduced=False)
     if partition is not None:
         _lift(run, answer, partition, lp)
+    elif not relaxed and run.row_dual is not None and wanted(task):  # a certified curve's
+        found = lp_multipliers(  # dual point (privopt.solve.curve_band)
+            request, relation, _complete(relation, S), support, run.row_dual, eps, name
+        )
+        if found is not None:
+            offer(task, found)
     if answer.status != Status.OPTIMAL:
         return answer
     vertex = chosen == "simplex" or run.crossover
