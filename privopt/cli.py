@@ -51,7 +51,13 @@ from privopt._io import (
     escape_text,
     same_output,
 )
-from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.errors import (
+    InfeasibleError,
+    InputError,
+    PrivoptError,
+    close_matches,
+    did_you_mean,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
@@ -238,6 +244,7 @@ def _about(path: str | None):
         if path and not str(exc).startswith(f"{path}:"):
             err = InputError(f"{path}: {exc}", code=exc.code)
             err.field = exc.field
+            err.suggestions = exc.suggestions
             raise err from None
         raise
 
@@ -278,7 +285,9 @@ def _option_error(
         err.field = None
         return err
     if solver is not None:
-        return InputError(body, "--solver")
+        renamed = InputError(body, "--solver")
+        renamed.suggestions = exc.suggestions
+        return renamed
     return None
 
 
@@ -1752,6 +1761,28 @@ def _unit_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a misspelt command or option (``privopt slove``,
+    ``--jsn``); Python's own parser suggests nothing before 3.14."""
+
+    def _names(self, commands: bool) -> set[str]:
+        """The commands (``commands``), else every option of this parser and its commands."""
+        names = set() if commands else set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    names.update([name] if commands else sub._option_string_actions)
+        return names
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook: print usage, exit 2
+        command = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        option = re.search(r"unrecognized arguments: (-\S+)", message)
+        word = command or option
+        if word is not None:
+            message += did_you_mean(close_matches(word.group(1), self._names(bool(command))))
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privopt`` (one sub-command per ``cmd_*`` function).
 
@@ -1759,12 +1790,12 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="privopt",
         description="Design and audit optimal privacy mechanisms by convex optimisation.",
         epilog="Exit codes: 0 solved, 1 infeasible, 2 bad input, 3 solver failure or time "

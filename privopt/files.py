@@ -56,7 +56,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 import numpy as np
 
 from privopt._io import check_toml_text, decode_text, max_file_bytes, read_input_file
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
 from privopt.model._validate import normalised_weights
 from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
@@ -361,9 +361,15 @@ class _CoveringGrid:
 
 
 # --- errors ----------------------------------------------------------------------------------
-def _error(path: str, key: str | None, message: str, code: str | None = None) -> InputError:
+def _error(
+    path: str,
+    key: str | None,
+    message: str,
+    code: str | None = None,
+    suggestions: tuple[str, ...] = (),
+) -> InputError:
     text = f"{path}: {key}: {message}" if key else f"{path}: {message}"
-    err = InputError(text, code=code)
+    err = InputError(text, code=code, suggestions=suggestions)
     err.field = key
     return err
 
@@ -375,6 +381,7 @@ def _rewrap(path: str, exc: InputError) -> InputError:
         return exc
     err = InputError(f"{path}: {text}", code=exc.code)
     err.field = exc.field
+    err.suggestions = exc.suggestions
     return err
 
 
@@ -658,8 +665,14 @@ class _Parser:
             raise self.err(key, f"{value}: rows have different lengths")
         return out
 
-    def err(self, key: str | None, message: str, code: str | None = None) -> InputError:
-        return _error(self.path, key, message, code)
+    def err(
+        self,
+        key: str | None,
+        message: str,
+        code: str | None = None,
+        suggestions: tuple[str, ...] = (),
+    ) -> InputError:
+        return _error(self.path, key, message, code, suggestions)
 
     # --- generic checks ----------------------------------------------------------------------
     def check_keys(self, table: dict, section: str) -> None:
@@ -671,7 +684,11 @@ class _Parser:
                 where = f"{section}.{key}" if section else key
                 what = "section" if isinstance(table[key], dict) else "key"
                 place = f"[{section}]" if section else "the top level"
-                raise self.err(where, f"unknown {what}; valid keys in {place}: {', '.join(valid)}")
+                raise self.err(
+                    where,
+                    f"unknown {what}; valid keys in {place}: {', '.join(valid)}",
+                    suggestions=close_matches(key, valid),
+                )
 
     def table(self, data: dict, key: str, section: str) -> dict | None:
         value = data.get(key)
@@ -1158,6 +1175,7 @@ class _Parser:
             raise self.err(
                 f"{section}.kind",
                 f"unknown distortion kind {kind!r}; valid: {', '.join(DISTORTION_KINDS)}",
+                suggestions=close_matches(kind, DISTORTION_KINDS),
             )
         n_in = prior.n_inputs
         if "values" in t and kind not in ("absolute", "squared", "query"):
@@ -1328,6 +1346,7 @@ class _Parser:
                     raise self.err(
                         f"{section}.{key}",
                         f"unknown key; valid keys: {', '.join(VALID_KEYS['distortion.extra'])}",
+                        suggestions=close_matches(key, VALID_KEYS["distortion.extra"]),
                     )
             if "budget" not in item:
                 raise self.err(
@@ -1396,6 +1415,7 @@ class _Parser:
                     "solver.name",
                     f"unknown or uninstalled solver {name!r}; available: "
                     f"{', '.join(method_names())}",
+                    suggestions=close_matches(name, method_names()),
                 )
         spec.solver = name
         tol = self.number(t, "tolerance", "solver")

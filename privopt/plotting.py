@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privopt import closed_forms
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model import DatabasePrior, Distortion
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,6 +125,7 @@ def _as_problem(prior, distortion):
             f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or one of "
             "'hamming', 'absolute', 'squared'",
             "distortion",
+            suggestions=close_matches(distortion, ("hamming", "absolute", "squared")),
         )
     return prior, Distortion.from_matrix(distortion)
 
@@ -693,7 +694,9 @@ def plot_curves(
     """
     if legend not in ("below", "right", "inside", None):
         raise InputError(
-            f"unknown placement {legend!r}: use 'below', 'right', 'inside' or None", "legend"
+            f"unknown placement {legend!r}: use 'below', 'right', 'inside' or None",
+            "legend",
+            suggestions=close_matches(legend, ("below", "right", "inside")),
         )
     curves = _check_curves(curves)
     highlight = _check_highlight(highlight)
@@ -1023,7 +1026,9 @@ def plot_location(
     for name in panels:
         if name not in LOCATION_PANELS:
             raise InputError(
-                f"unknown panel {name!r}; valid: {', '.join(LOCATION_PANELS)}", "panels"
+                f"unknown panel {name!r}; valid: {', '.join(LOCATION_PANELS)}",
+                "panels",
+                suggestions=close_matches(name, LOCATION_PANELS),
             )
         if name != "prior" and matrix is None:
             raise InputError(f"the {name!r} panel needs a mechanism", "panels")

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, shortest_path
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model.neighbors import NeighborRelation
 
 __all__ = ["Metric", "MetricPairs", "METRIC_NORMS", "EARTH_RADIUS_KM"]
@@ -318,7 +318,9 @@ class Metric:
             )
         if norm not in METRIC_NORMS:
             raise InputError(
-                f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}", f"{field}.norm"
+                f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}",
+                f"{field}.norm",
+                suggestions=close_matches(norm, METRIC_NORMS),
             )
         if norm == "euclidean":
             d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(axis=2))

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.errors import InfeasibleError, InputError, PrivoptError, close_matches
 from privopt.methods.base import Deadline, ProgressEvent
 from privopt.methods.cvxpy_program import PrivacyProblem
 from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
@@ -343,6 +343,16 @@ def sweep(
     Curve
     """
     if (epsilons is None) == (max_distortions is None):
+        if epsilons is None:  # a misspelt keyword (epsilon=, max_distortion=) is named
+            for key in options:
+                close = close_matches(key, ("epsilons", "max_distortions"))
+                if close:
+                    raise InputError(
+                        f"sweep takes no keyword {key!r}: give the points as epsilons= (levels) "
+                        "or max_distortions= (budgets)",
+                        key,
+                        suggestions=close,
+                    )
         raise InputError("give exactly one of 'epsilons' and 'max_distortions'", "sweep")
     mode = "epsilon" if epsilons is not None else "max_distortion"
     field = "epsilons" if mode == "epsilon" else "max_distortions"
