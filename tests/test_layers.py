@@ -20,6 +20,7 @@ LAYERS = {
     "resources": 0,
     "status": 0,
     "_io": 0,
+    "_frames": 0,
     "model": 1,
     "validation": 2,
     "measures": 3,

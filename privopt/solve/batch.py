@@ -39,7 +39,7 @@ from privopt.errors import InputError, PrivoptError, TaskLostError
 from privopt.methods.base import ProgressEvent
 from privopt.request import DesignRequest, prepare_request
 from privopt.solve.api import DEFAULT_TOL, _solve, solve_sweep_points, sweep
-from privopt.solve.results import Curve, DesignResult
+from privopt.solve.results import Curve, DesignResult, ResultList
 from privopt.validation import check_time_limit, check_tolerance
 
 __all__ = [
@@ -261,7 +261,7 @@ def solve_many(
     solver_options: dict | None = None,
     errors: str = "raise",
     progress: Callable | None = None,
-) -> list[DesignResult | PrivoptError]:
+) -> ResultList:
     """Solve many requests, in this process or over an executor.
 
     Parameters
@@ -286,8 +286,10 @@ def solve_many(
 
     Returns
     -------
-    list of DesignResult (or PrivoptError with ``errors="return"``)
-        In the order of ``requests``, bit for bit the serial results (timings aside).
+    ResultList
+        A list of DesignResult (or PrivoptError with ``errors="return"``) in the order of
+        ``requests``, bit for bit the serial results (timings aside); its
+        :meth:`~privopt.solve.results.ResultList.to_frame` makes one table of them.
 
     Raises
     ------
@@ -315,7 +317,7 @@ def solve_many(
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
     items = _request_list(requests)
-    outcomes: list[Any] = [None] * len(items)
+    outcomes: list[Any] = ResultList([None] * len(items))
     prepared: list[tuple[int, DesignRequest]] = []
     for i, item in enumerate(items):
         try:
@@ -517,7 +519,7 @@ def sweep_notions(
     *,
     executor: Any = None,
     **kwargs: Any,
-) -> list[Curve]:
+) -> ResultList:
     """Sweep several notions over the same points (one curve each, e.g. for one figure).
 
     Parameters
@@ -535,9 +537,10 @@ def sweep_notions(
 
     Returns
     -------
-    list of Curve
-        One per notion, in the order of ``notions``; plot them together with
-        :func:`privopt.plotting.plot_curves`.
+    ResultList
+        A list of Curve, one per notion, in the order of ``notions``; plot them together with
+        :func:`privopt.plotting.plot_curves`; ``to_frame()`` gives every point of every curve
+        in one table.
 
     Raises
     ------
@@ -563,7 +566,7 @@ def sweep_notions(
         return sweep(prior, distortion, name, executor=executor, **own, **kwargs)
 
     if resolve_executor(executor) is None:
-        return [one(name) for name in names]
+        return ResultList(one(name) for name in names)
     # every notion's chunks go to the executor at once: submit from one thread per notion
     with cf.ThreadPoolExecutor(max_workers=len(names)) as threads:
-        return list(threads.map(one, names))
+        return ResultList(threads.map(one, names))
