@@ -115,6 +115,9 @@ def test_notebook_display_escapes_and_cuts(result):
 
 
 def test_import_privopt_does_not_import_pandas():
-    code = "import sys, privopt as po; po.Mechanism; po.DesignResult; print('pandas' in sys.modules)"
+    code = (
+        "import sys, privopt as po; po.Mechanism; po.DesignResult; po.ResultList; "
+        "print('pandas' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
