@@ -14,6 +14,7 @@ from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.request import prepare_request
 from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
+from privopt.solve.progress import design_progress, points_progress
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
 from privopt.solve.units import (
@@ -125,6 +126,7 @@ def design(
     solver_options: dict | None = None,
     max_memory: float | str | None = None,
     unit: str = "nats",
+    progress: bool | None = None,
     **options,
 ) -> DesignResult:
     """Design the optimal mechanism for one request, re-measured and certified.
@@ -173,6 +175,10 @@ def design(
         Memory bound in bytes (or ``"8G"``, ``"inf"``); methods estimated to need more are
         not tried, and a request none fits is an :class:`~privopt.InputError` naming its size
         (:mod:`privopt.resources`). Default: ``PRIVOPT_MAX_MEMORY`` or 4 GiB.
+    progress : bool, optional
+        A status line on stderr (the method at work, its iteration) once the solve has run
+        2 s: by default only in a terminal or a notebook, and not when ``on_progress`` is
+        given; ``True`` always, ``False`` never (:mod:`privopt.solve.progress`).
     **options
         The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
 
@@ -206,6 +212,7 @@ def design(
         observe_secret=observe_secret,
         **options,
     )
+    status = design_progress(progress, on_progress, f"privopt: {request.notion.name}")
     try:
         result = _solve(
             request,
@@ -213,7 +220,7 @@ def design(
             tol,
             time_limit,
             raise_on_infeasible,
-            on_progress,
+            status if status is not None else on_progress,
             solver_options,
             max_memory=max_memory,
         )
@@ -224,6 +231,9 @@ def design(
             in_unit.least_achievable, in_unit.quantity = least, "epsilon"
             raise in_unit from None
         raise
+    finally:
+        if status is not None:
+            status.close()
     return result_in_unit(result, unit, requested=asked)
 
 
@@ -287,7 +297,7 @@ def sweep(
     tol: float = DEFAULT_TOL,
     observe_secret: bool = False,
     extra_distortions: Sequence[tuple] = (),
-    progress: Callable[[Iterable], Iterable] | None = None,
+    progress: Callable[[Iterable], Iterable] | bool | None = None,
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
@@ -313,8 +323,11 @@ def sweep(
         Levels (nats).
     max_distortions : sequence of float, optional
         Budgets (give exactly one of the two).
-    progress : callable, optional
-        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+    progress : callable or bool, optional
+        A bar of the points on stderr once the sweep has run 2 s: by default only in a
+        terminal or a notebook; ``True`` always, ``False`` never
+        (:mod:`privopt.solve.progress`); or a callable of your own that wraps the iterable of
+        points (e.g. ``tqdm.tqdm``).
     time_limit : float, optional
         Seconds for the whole sweep; points after it are recorded with status
         ``time_limit``.
@@ -381,7 +394,8 @@ def sweep(
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
     on_progress = check_callable(on_progress, "on_progress")
-    progress = check_callable(progress, "progress")
+    if not (progress is None or isinstance(progress, bool)):
+        progress = check_callable(progress, "progress")
     request = prepare_request(
         prior,
         distortion,
@@ -392,6 +406,7 @@ def sweep(
         **{mode: first_ok},
         **options,
     )
+    progress = points_progress(progress, f"privopt: {request.notion.name}")
     if executor is None and chunk_size is None:
         records, results = solve_sweep_points(
             request,

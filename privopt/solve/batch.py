@@ -39,6 +39,7 @@ from privopt.errors import InputError, PrivoptError, TaskLostError
 from privopt.methods.base import ProgressEvent
 from privopt.request import DesignRequest, prepare_request
 from privopt.solve.api import DEFAULT_TOL, _solve, solve_sweep_points, sweep
+from privopt.solve.progress import points_progress
 from privopt.solve.results import Curve, DesignResult, ResultList
 from privopt.validation import check_time_limit, check_tolerance
 
@@ -260,7 +261,7 @@ def solve_many(
     time_limit: float | None = None,
     solver_options: dict | None = None,
     errors: str = "raise",
-    progress: Callable | None = None,
+    progress: Callable | bool | None = None,
 ) -> ResultList:
     """Solve many requests, in this process or over an executor.
 
@@ -281,8 +282,11 @@ def solve_many(
         task has ended (``"raise"``), or put the error in its place in the list
         (``"return"``). An infeasible request is never an error: its result has status
         ``infeasible``.
-    progress : callable, optional
-        Wraps an iterable with one item per finished request (e.g. ``tqdm.tqdm``).
+    progress : callable or bool, optional
+        A bar of the finished requests on stderr once the batch has run 2 s: by default only
+        in a terminal or a notebook; ``True`` always, ``False`` never
+        (:mod:`privopt.solve.progress`); or a callable that wraps an iterable with one item
+        per finished request (e.g. ``tqdm.tqdm``).
 
     Returns
     -------
@@ -351,7 +355,8 @@ def solve_many(
                         future.cancel()
 
     ticks = _Ticks(finished(), len(prepared))
-    for _ in progress(ticks) if progress is not None else ticks:
+    wrap = points_progress(progress, "privopt: requests")
+    for _ in wrap(ticks) if wrap is not None else ticks:
         pass
     if errors == "raise":
         for outcome in outcomes:
