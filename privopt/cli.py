@@ -1073,7 +1073,7 @@ def _plot(spec: ProblemSpec, curves, path: str, highlight=None) -> str:
 
     fig = plotting.plot_curves(
         curves,
-        prior=spec.prior,
+        prior=spec.location if spec.location is not None else spec.prior,  # a map: named so
         distortion=spec.distortion,
         neighbors=spec.neighbors,
         highlight=highlight,

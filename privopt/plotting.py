@@ -28,9 +28,18 @@ What is drawn:
     of the secret, with Hamming distortion: the rate–distortion function
     ``ln k − h_b(D) − D ln(k − 1)`` (Calmon and Fawaz, Corollary 1);
 
-* a title that describes the sweep (mode, notions, prior, distortion), wrapped to the width of
-  the axes, and a legend outside the axes (below them, in two columns where they fit and in one
-  under a narrow subplot), so that it never hides a curve;
+* on a database with ``ldp`` alone (no ``dp`` or ``identifiability`` curve), only the lower end
+  ``h(ε + ε_X)`` of that band: LDP is stricter than DP, so its curve lies above the band, and
+  the lower end bounds it too;
+* a title that describes the problem from its own objects (mode, notions, prior, distortion;
+  for a map given as ``prior=`` — a :class:`~privopt.model.location.LocationGrid` or
+  ``LocationPoints`` — its cells or places and the loss), wrapped to the width of the axes,
+  and a legend outside the axes (below them, in two columns where they fit and in one under a
+  narrow subplot), so that it never hides a curve; the band of Theorem 1 and the closed-form
+  checks at the points take one legend entry each, and a curve's entry says why points are
+  missing (``2 infeasible, 1 not reached (time limit), 1 failed``);
+* for ``metric_dp`` the level is per unit of distance (the x axis says so), and a curve
+  designed on a δ-spanner says that it guarantees ``δ·ε`` on the full metric;
 * levels in the unit of the curves (``unit=`` of :func:`privopt.sweep`, nats or bits; the
   closed forms, which take levels in nats, are converted), and axes that start a little below
   0 so that the markers of points at ``ε = 0`` or ``D = 0`` are drawn whole.
@@ -180,11 +189,53 @@ def _is_uniform(p) -> bool:
     return bool(np.allclose(p, 1.0 / p.size, rtol=0, atol=1e-12))
 
 
+def _is_map(value) -> bool:
+    """A location map (:class:`~privopt.model.location.LocationGrid` or ``LocationPoints``)."""
+    return all(hasattr(value, a) for a in ("planar_points", "n_outputs", "labels", "prior"))
+
+
+def _map_text(location) -> str:
+    """A short description of a map for a title, e.g. ``6 × 6 map cells of side 1, prior from
+    counts``."""
+    geographic = getattr(location, "projection", None) is not None
+    unit = " km" if geographic else ""
+    if hasattr(location, "rows"):
+        head = f"{location.rows} × {location.cols} map cells of side {location.cell_size:g}{unit}"
+    else:
+        head = f"{location.size} places" + (" (latitude, longitude)" if geographic else "")
+    probs = location.prior().probs
+    head += ", uniform prior" if _is_uniform(probs) else ", prior from counts"
+    if not location.outputs_are_secrets:
+        grid = location.output_grid
+        if grid is not None:
+            head += f", {grid.rows} × {grid.cols} output cells"
+        else:
+            head += f", {location.n_outputs} output points"
+    return head
+
+
+def _map_loss_text(location, distortion: Distortion | None) -> str:
+    """What the loss of a map is: the distance to the reported place, its square, or another
+    matrix."""
+    if distortion is None:
+        return "loss: distance to the reported place"
+    if distortion.matrix is not None and distortion.matrix.size <= 4_000_000:
+        own = location.distortion().matrix
+        if distortion.matrix.shape == own.shape:
+            if np.allclose(distortion.matrix, own, rtol=1e-12, atol=0):
+                return "loss: distance to the reported place"
+            if np.allclose(distortion.matrix, own**2, rtol=1e-12, atol=0):
+                return "loss: squared distance to the reported place"
+    return _distortion_text(distortion)
+
+
 def _prior_text(prior) -> str:
     """A short description of a prior for a title, e.g. ``2-row databases over 2 symbols,
     prior (0.6, 0.4) ⊗ (0.7, 0.3)``."""
     if prior is None:
         return ""
+    if _is_map(prior):
+        return _map_text(prior)
     if getattr(prior, "is_database", False):
         m, n = prior.m, prior.n
         head = f"{n}-row databases over {m} symbols" if n > 1 else f"{m} symbols"
@@ -204,6 +255,8 @@ def _prior_text(prior) -> str:
     probs = np.asarray(prior.probs)
     if _is_uniform(probs):
         return f"uniform prior on {probs.size} symbols"
+    if probs.size > 6:
+        return f"prior on {probs.size} symbols"
     return f"prior {_pmf_text(probs)}"
 
 
@@ -237,7 +290,7 @@ def sweep_title(curves: Sequence, prior=None, distortion: Distortion | None = No
         and ``"2-row databases over 2 symbols, prior (0.6, 0.4) ⊗ (0.7, 0.3), Hamming
         distortion"``.
     """
-    notions = [c.notion for c in curves]
+    notions = list(dict.fromkeys(c.notion for c in curves))  # each named once
     modes = {c.mode for c in curves}
     if modes == {"max_distortion"}:
         first = "Least privacy level within each distortion budget"
@@ -245,8 +298,28 @@ def sweep_title(curves: Sequence, prior=None, distortion: Distortion | None = No
         first = "Least distortion at each privacy level"
     if notions:
         first += ": " + (", ".join(notions) if len(notions) <= 3 else f"{len(notions)} notions")
-    second = ", ".join(t for t in (_prior_text(prior), _distortion_text(distortion)) if t)
+    stretches = {_spanner_stretch([c]) for c in curves}
+    if len(stretches) == 1 and None not in stretches:  # every curve on the same spanner
+        first += f" on a {stretches.pop():g}-spanner"
+    loss = _map_loss_text(prior, distortion) if _is_map(prior) else _distortion_text(distortion)
+    second = ", ".join(t for t in (_prior_text(prior), loss) if t)
     return first + ("\n" + second if second else "")
+
+
+def _spanner_stretch(curves: Sequence) -> float | None:
+    """The stretch ``δ`` of the spanner the curves were designed on (``metric_dp`` with the
+    ``spanner`` option, read from their results' notes), or ``None``."""
+    for curve in curves:
+        for result in getattr(curve, "results", None) or []:
+            extra = getattr(result, "extra", None) or {}
+            if "spanner_stretch" in extra:
+                return float(extra["spanner_stretch"])
+    return None
+
+
+def _per_distance(curves: Sequence) -> bool:
+    """Whether every curve is metric privacy, whose level is per unit of distance."""
+    return bool(curves) and all(c.notion == "metric_dp" for c in curves)
 
 
 # --- drawing ---------------------------------------------------------------------------------
@@ -273,7 +346,27 @@ def _overlays(
     pairwise = {"dp", "identifiability", "ldp"} & set(notions)
     custom = neighbors is not None and not isinstance(neighbors, str)  # a file's own graph
     hamming_rel = not custom and (neighbors in (None, "hamming") or (db is not None and db.n == 1))
-    if db is not None and pairwise and (hamming_rel or ("ldp" in notions and not custom)):
+    # on databases (n > 1) LDP is stricter than DP with Hamming neighbours: its curve lies above
+    # the DP band, so alone it gets only the band's lower end, a bound that holds for it too
+    ldp_only = db is not None and db.n > 1 and not ({"dp", "identifiability"} & set(notions))
+    if ldp_only and "ldp" in notions and not custom:
+        eps_x = closed_forms.epsilon_x(db) / scale
+        if math.isfinite(eps_x):
+            shifted = rf"{_EPS} + {_EPS}_X"
+            low_label = rf"$h(({shifted})\,\ln 2)$" if bits else rf"$h({shifted})$"
+            (low,) = ax.plot(
+                grid,
+                closed_forms.h((grid + eps_x) * scale, db.m, db.n),
+                color="black",
+                lw=_OVERLAY_WIDTH,
+                ls="--",
+                label=(
+                    f"{low_label}: lower bound on $D^*_{{\\mathrm{{LDP}}}}$ (Wang et al. Thm 1)"
+                ),
+                zorder=2,
+            )
+            low.set_gid("band:lower")
+    elif db is not None and pairwise and (hamming_rel or ("ldp" in notions and not custom)):
         m, n = db.m, db.n
         h = closed_forms.h(grid * scale, m, n)
         eps_x = closed_forms.epsilon_x(db) / scale
@@ -294,12 +387,13 @@ def _overlays(
             h_label += f": upper bound on {_DDP}"
             if "identifiability" in notions and marks_tilde:
                 h_label += rf", $= D^*_{{\mathrm{{I}}}}$ from $\tilde{{{_EPS}}}_X$"
-        ax.plot(grid, h, color="black", lw=_OVERLAY_WIDTH, label=h_label, zorder=2)
+        (upper,) = ax.plot(grid, h, color="black", lw=_OVERLAY_WIDTH, label=h_label, zorder=2)
+        upper.set_gid("band:upper")
         if math.isfinite(eps_x) and eps_x > 1e-12:
             low = closed_forms.h((grid + eps_x) * scale, m, n)
             shifted = rf"{_EPS} + {_EPS}_X"
             low_label = rf"$h(({shifted})\,\ln 2)$" if bits else rf"$h({shifted})$"
-            ax.plot(
+            (lower,) = ax.plot(
                 grid,
                 low,
                 color="black",
@@ -308,7 +402,8 @@ def _overlays(
                 label=f"{low_label}: lower bound on {_DDP}",
                 zorder=2,
             )
-            ax.fill_between(
+            lower.set_gid("band:lower")
+            fill = ax.fill_between(
                 grid,
                 low,
                 h,
@@ -318,6 +413,7 @@ def _overlays(
                 label=f"band of {_DDP} (Wang et al. Thm 1)",
                 zorder=1,
             )
+            fill.set_gid("band:fill")
             same = math.isfinite(eps_t) and abs(eps_t - eps_x) <= 1e-9
             if eps_x <= x_max and "identifiability" in notions:
                 name = rf"${_EPS}_X = \tilde{{{_EPS}}}_X$" if same else rf"${_EPS}_X$"
@@ -452,6 +548,52 @@ def _draw_checks(ax, curves, budget_mode: bool, unit: str = "nats") -> None:
         marks.set_gid(f"checks:{key}")
 
 
+def _unsolved_text(curve, ok: np.ndarray) -> str:
+    """How many points of a curve are not drawn, and why: ``"2 infeasible, 1 failed"``
+    (infeasible levels, points the time limit did not reach, points no method solved)."""
+    counts: dict[str, int] = {}
+    for record, drawn in zip(curve.records, ok, strict=True):
+        if drawn:
+            continue
+        status = str(record.get("status"))
+        why = {"infeasible": "infeasible", "time_limit": "not reached (time limit)"}.get(
+            status, "failed"
+        )
+        counts[why] = counts.get(why, 0) + 1
+    return ", ".join(f"{n} {why}" for why, n in counts.items())
+
+
+def _merged_legend(handles: list, labels: list[str]) -> tuple[list, list[str]]:
+    """Fewer legend entries: the band of Wang et al.'s Theorem 1 (its lower end and the shading)
+    in one entry, and the passed closed-form checks at the points in one entry (the failed
+    ones stay on their own, in red)."""
+    by_gid = {getattr(h, "get_gid", lambda: None)(): i for i, h in enumerate(handles)}
+    drop: set[int] = set()
+    out_h, out_l = list(handles), list(labels)
+    lower, fill = by_gid.get("band:lower"), by_gid.get("band:fill")
+    if lower is not None and fill is not None:
+        out_h[lower] = (handles[fill], handles[lower])
+        out_l[lower] = f"{labels[lower]}; shaded: {labels[fill]}"
+        drop.add(fill)
+    kinds = [
+        (k, by_gid[f"checks:{k}"])
+        for k in ("equal", "at_most", "at_least")
+        if f"checks:{k}" in by_gid
+    ]
+    if len(kinds) > 1:
+        names = {"equal": "value", "at_most": "upper bound", "at_least": "lower bound"}
+        first = kinds[0][1]
+        out_h[first] = tuple(handles[i] for _, i in kinds)
+        out_l[first] = (
+            "closed-form "
+            + ", ".join(names[k] for k, _ in kinds)
+            + (" at the points (checks passed)")
+        )
+        drop.update(i for _, i in kinds[1:])
+    keep = [i for i in range(len(handles)) if i not in drop]
+    return [out_h[i] for i in keep], [out_l[i] for i in keep]
+
+
 def _solved(curve) -> np.ndarray:
     """Points that have an answer (optimal, finite level and distortion)."""
     status = np.array(
@@ -566,7 +708,7 @@ def _wrap_title(text: str, width: float, size: float) -> str:
     return "\n".join(out)
 
 
-def _legend_below(ax, fig, handles, labels, ncols: int):
+def _legend_below(ax, fig, handles, labels, ncols: int, handler_map: dict | None = None):
     """A legend under the axes, below the tick labels and the x label (outside the axes)."""
     from matplotlib import transforms
 
@@ -582,6 +724,7 @@ def _legend_below(ax, fig, handles, labels, ncols: int):
         frameon=False,
         handlelength=2.6,
         columnspacing=1.5,
+        handler_map=handler_map,
     )
 
 
@@ -700,7 +843,8 @@ def plot_curves(
         )
     curves = _check_curves(curves)
     highlight = _check_highlight(highlight)
-    prior, distortion = _as_problem(prior, distortion)
+    location = prior if _is_map(prior) else None  # a map: described as one, its prior drawn
+    prior, distortion = _as_problem(location.prior() if location else prior, distortion)
     own = ax is None
     if own:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -737,10 +881,15 @@ def plot_curves(
         x, y = _curve_xy(curve)
         ok = _solved(curve)
         slack = _slack(curve) & ok
-        n_bad = int((~ok).sum())
         label = curve.notion
-        if n_bad:
-            label += f" ({n_bad} point{'s' if n_bad > 1 else ''} infeasible or failed)"
+        stretch = _spanner_stretch([curve])
+        if stretch is not None:  # the level holds on the spanner's edges (metric_dp's notes)
+            label += (
+                rf" on a {stretch:g}-spanner (guarantees ${stretch:g}\,{_EPS}$ on the full metric)"
+            )
+        unsolved = _unsolved_text(curve, ok)
+        if unsolved:
+            label += f" ({unsolved})"
         order = np.lexsort((-y[ok], x[ok]))  # by level, then by distortion downwards
         (line,) = ax.plot(
             x[ok][order],
@@ -786,6 +935,9 @@ def plot_curves(
         )
 
     xlabel = BUDGET_XLABEL if budget_mode else XLABEL
+    if _per_distance(curves):  # metric privacy: the level is per unit of distance
+        per = "km" if getattr(location, "projection", None) is not None else "unit distance"
+        xlabel = xlabel.replace("(nats)", f"per {per} (nats)")
     ax.set_xlabel(xlabel.replace("(nats)", f"({unit})"))
     ax.set_ylabel(BUDGET_YLABEL if budget_mode else YLABEL)
     # a small margin left of ε = 0 and under D = 0, so that the markers of points on these
@@ -802,11 +954,11 @@ def plot_curves(
         )
     ax.set_ylim(-_EDGE_MARGIN * top, top)
     ax.grid(alpha=0.25, lw=0.6)
-    text = sweep_title(curves, prior, distortion) if title is None else title
+    text = sweep_title(curves, location or prior, distortion) if title is None else title
     if text:
         ax.set_title(_wrap_title(text, _axes_width(ax, fig), _TITLE_FONT), fontsize=_TITLE_FONT)
 
-    handles, labels = ax.get_legend_handles_labels()
+    handles, labels = _merged_legend(*ax.get_legend_handles_labels())
     if any_slack:
         from matplotlib.lines import Line2D
 
@@ -824,8 +976,18 @@ def plot_curves(
         )
         labels.append("hollow: budget not binding (achieved $E[d]$ < budget)")
     if legend is not None and handles:
+        from matplotlib.legend_handler import HandlerTuple
+
+        tuples = {tuple: HandlerTuple(ndivide=None, pad=0.3)}
         if legend == "inside":
-            ax.legend(handles, labels, loc="best", fontsize=_LEGEND_FONT, framealpha=0.9)
+            ax.legend(
+                handles,
+                labels,
+                loc="best",
+                fontsize=_LEGEND_FONT,
+                framealpha=0.9,
+                handler_map=tuples,
+            )
         elif legend == "right":
             ax.legend(
                 handles,
@@ -834,6 +996,7 @@ def plot_curves(
                 bbox_to_anchor=(1.02, 1.0),
                 fontsize=_LEGEND_FONT,
                 frameon=False,
+                handler_map=tuples,
             )
         else:
             # two columns where they fit: under a new figure, or under the given axes (a
@@ -849,12 +1012,13 @@ def plot_curves(
                     frameon=False,
                     handlelength=2.6,
                     columnspacing=1.5,
+                    handler_map=tuples,
                 )
                 if figsize is None:  # room for the legend rows under the axes
                     rows = math.ceil(len(handles) / ncols)
                     fig.set_size_inches(_FIG_WIDTH, _FIG_HEIGHT + 0.15 + 0.16 * rows)
             else:
-                _legend_below(ax, fig, handles, labels, ncols)
+                _legend_below(ax, fig, handles, labels, ncols, tuples)
     if path is not None:
         save_figure(fig, path)
     return fig
@@ -888,14 +1052,19 @@ LOCATION_PANELS = {
 }
 
 
-def _as_result_parts(mechanism):
-    """``(matrix or None, annotation or None)`` of a mechanism, array or design result."""
+def _as_result_parts(mechanism, per: str = "unit distance"):
+    """``(matrix or None, annotation or None)`` of a mechanism, array or design result; a
+    metric privacy level is stated ``per`` unit of distance."""
     note = None
     if mechanism is not None and hasattr(mechanism, "mechanism") and hasattr(mechanism, "status"):
         result = mechanism
         if result.epsilon is not None and result.distortion is not None:
+            unit = "" if getattr(result, "unit", "nats") == "nats" else f" {result.unit}"
+            level = f"{result.epsilon:.4g}{unit}"
+            if result.notion == "metric_dp":
+                level += f" per {per}"
             note = (
-                f"{result.notion} $\\varepsilon$ = {result.epsilon:.4g}, "
+                f"{result.notion} $\\varepsilon$ = {level}, "
                 f"E[d] = {result.distortion:.4g} ({result.status})"
             )
         mechanism = result.mechanism
@@ -914,6 +1083,22 @@ def _cell_index(location, cell) -> int:
     ):
         raise InputError(f'unknown cell {cell!r}: an index or a label such as "r,c"', "cell")
     return int(index)
+
+
+#: Most tick labels on one side of a map (every k-th cell beyond).
+_MAX_CELL_TICKS = 12
+
+
+def _cell_ticks(axis, grid) -> None:
+    """Ticks at the centres of a grid's columns and rows, labelled by their index (cell
+    ``"r,c"`` is above tick ``c`` and beside tick ``r``); every k-th one on a large grid."""
+    for count, start, set_ticks in (
+        (grid.cols, grid.origin[0], axis.set_xticks),
+        (grid.rows, grid.origin[1], axis.set_yticks),
+    ):
+        step = max(1, math.ceil(count / _MAX_CELL_TICKS))
+        index = np.arange(0, count, step)
+        set_ticks(start + (index + 0.5) * grid.cell_size, [str(i) for i in index])
 
 
 def _draw_places(axis, fig, location, values, on: str, cmap: str, label: str):
@@ -942,8 +1127,17 @@ def _draw_places(axis, fig, location, values, on: str, cmap: str, label: str):
         axis.set_aspect("equal", adjustable="datalim")
         if not geographic:
             axis.invert_yaxis()
-    axis.set_xlabel("km east" if geographic else "x", fontsize=8)
-    axis.set_ylabel("km north" if geographic else "y", fontsize=8)
+    if geographic:
+        axis.set_xlabel("km east", fontsize=8)
+        axis.set_ylabel("km north", fontsize=8)
+    elif grid is not None:  # ticks at the cell centres, numbered as the labels "r,c" are
+        what = "output " if on == "outputs" and not location.outputs_are_secrets else ""
+        _cell_ticks(axis, grid)
+        axis.set_xlabel(f"{what}column c", fontsize=8)
+        axis.set_ylabel(f"{what}row r", fontsize=8)
+    else:  # the secret is x: the plane's axes are named apart from it
+        axis.set_xlabel("first coordinate", fontsize=8)
+        axis.set_ylabel("second coordinate", fontsize=8)
     axis.tick_params(labelsize=7)
     bar = fig.colorbar(drawn, ax=axis, shrink=0.85)
     bar.ax.tick_params(labelsize=7)
@@ -1007,7 +1201,14 @@ def plot_location(
         When the sizes do not match the map, an unknown cell or panel, a panel that needs a
         mechanism or a cell without one, or the wrong number of axes.
     """
-    matrix, note = _as_result_parts(mechanism)
+    if not _is_map(grid):
+        raise InputError(
+            f"expected a map (privopt.LocationGrid or LocationPoints) as the first argument, got "
+            f"{type(grid).__name__}; a mechanism without a map is drawn by plot_mechanism",
+            "grid",
+        )
+    per = "km" if getattr(grid, "projection", None) is not None else "unit distance"
+    matrix, note = _as_result_parts(mechanism, per)
     if matrix is not None and matrix.shape != (grid.size, grid.n_outputs):
         raise InputError(
             f"the mechanism is {matrix.shape}; a location mechanism is cells × cells, one row "
