@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = [
+    "plot_comparison",
     "plot_curves",
     "plot_curve",
     "plot_location",
@@ -1338,6 +1339,147 @@ def plot_mechanism(
     heading = "; ".join(part for part in (title, note) if part)
     if heading:
         ax.set_title(heading, fontsize=9)
+    return fig
+
+
+#: Colours of the statuses in a comparison (Okabe–Ito): certified, verified only, the rest.
+_STATUS_COLORS = {"certified": "#009E73", "verified": "#E69F00", "other": "#999999"}
+
+
+def plot_comparison(
+    comparison,
+    *,
+    ax: Axes | Sequence[Axes] | None = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> Figure:
+    """Draw a method comparison (:func:`privopt.compare`): the time and the memory of each
+    method (what its run added to the process, at the peak) as bars, coloured by the answer's
+    standing.
+
+    Green: certified optimal; orange: verified, not certified; grey: no verified answer
+    (failed, time limit, infeasible, error), hatched. Each time bar is annotated with the
+    method's status and relative gap, and "≠ best" where its answer does not agree with the
+    best certified one. Methods are listed in the order they ran, fastest marked by the
+    shortest bar.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        From :func:`privopt.compare`.
+    ax : pair of Axes, optional
+        The time and memory axes (default: a new figure with both side by side).
+    title : str, optional
+        Default: the notion, the request and the problem's description.
+    path : str or path-like, optional
+        Also write the figure there (:func:`save_figure`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rows = comparison.rows
+    if not rows:
+        raise InputError("the comparison has no methods to draw", "comparison")
+    if ax is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        height = 1.6 + 0.28 * len(rows)
+        fig = Figure(figsize=(_FIG_WIDTH + 1.5, height), dpi=150, layout="constrained")
+        FigureCanvasAgg(fig)
+        time_ax, memory_ax = fig.subplots(1, 2, sharey=True, width_ratios=(3, 2))
+    else:
+        axes = list(np.ravel(ax)) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
+        if len(axes) != 2:
+            raise InputError(f"give two axes (time, memory), got {len(axes)}", "ax")
+        time_ax, memory_ax = axes
+        fig = time_ax.figure
+    names = [str(r["method"]) for r in rows]
+    y = np.arange(len(rows))[::-1]  # the first method at the top
+
+    def standing(row) -> str:
+        if row.get("certified"):
+            return "certified"
+        return "verified" if row.get("verified") else "other"
+
+    colors = [_STATUS_COLORS[standing(r)] for r in rows]
+    hatches = ["//" if standing(r) == "other" else "" for r in rows]
+    seconds = np.array([float(r.get("seconds") or np.nan) for r in rows])
+    memory = np.array(
+        [float(r.get("added_mb") if r.get("added_mb") is not None else np.nan) for r in rows]
+    )
+    for axis, values in ((time_ax, seconds), (memory_ax, memory)):
+        bars = axis.barh(y, np.nan_to_num(values, nan=0.0), color=colors, height=0.65)
+        for bar, hatch in zip(bars, hatches, strict=True):
+            bar.set_hatch(hatch)
+            bar.set_edgecolor("white" if not hatch else "#555555")
+        axis.grid(axis="x", alpha=0.25, lw=0.6)
+        axis.tick_params(labelsize=7)
+    time_ax.set_yticks(y, names, fontsize=7)
+    finite = seconds[np.isfinite(seconds) & (seconds > 0)]
+    if finite.size and finite.max() / max(finite.min(), 1e-9) > 30:
+        time_ax.set_xscale("log")
+    time_ax.set_xlabel("wall time (s)", fontsize=8)
+    memory_ax.set_xlabel("memory added by the run, at its peak (MiB)", fontsize=8)
+    top = np.nanmax(seconds) if np.isfinite(seconds).any() else 1.0
+    for yi, row, value in zip(y, rows, seconds, strict=True):
+        note = str(row["status"])
+        if row.get("relative_gap") is not None and math.isfinite(row["relative_gap"]):
+            note += f", gap {row['relative_gap']:.1e}"
+        if row.get("agrees") is False:
+            note += ", ≠ best"
+        time_ax.annotate(
+            note,
+            (value if np.isfinite(value) else 0.0, yi),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=6.5,
+        )
+    if time_ax.get_xscale() == "log":
+        time_ax.set_xlim(right=top * 12)
+    else:
+        time_ax.set_xlim(0, top * 1.6 if top > 0 else 1.0)
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(color=_STATUS_COLORS["certified"], label="certified optimal"),
+        Patch(color=_STATUS_COLORS["verified"], label="verified, not certified"),
+        Patch(
+            facecolor=_STATUS_COLORS["other"],
+            edgecolor="#555555",
+            hatch="//",
+            label="no verified answer",
+        ),
+    ]
+    if ax is None:  # under both axes, clear of the bars
+        fig.legend(
+            handles=handles,
+            loc="outside lower center",
+            ncols=3,
+            fontsize=_LEGEND_FONT,
+            frameon=False,
+        )
+    else:
+        memory_ax.legend(handles=handles, fontsize=_LEGEND_FONT, loc="best", framealpha=0.9)
+    if title is None:
+        asked = ", ".join(f"{k} = {v:g}" for k, v in comparison.requested.items())
+        best = (
+            "no certified answer"
+            if comparison.best is None
+            else f"best {comparison.objective_name} = {comparison.best:.6g} "
+            f"({comparison.best_method})"
+        )
+        limit = "" if comparison.time_limit is None else f", {comparison.time_limit:g} s each"
+        title = f"Methods on {comparison.notion} at {asked}{limit}: {best}"
+        if comparison.description:
+            title += "\n" + comparison.description
+    if title:
+        width = fig.get_figwidth() * 72.0 - 20.0
+        fig.suptitle(_wrap_title(title, width, _TITLE_FONT), fontsize=_TITLE_FONT)
+    if path is not None:
+        save_figure(fig, path)
     return fig
 
 

@@ -42,6 +42,7 @@ LAYERS = {
     "files": 9,
     "batch_files": 9,
     "plotting": 9,
+    "comparison": 9,
     "cli": 9,
     "_entry": 9,
     "__main__": 9,
