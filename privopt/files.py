@@ -906,8 +906,9 @@ class _Parser:
         return DatabasePrior(m, db["n"], symbols=symbols, **kwargs)
 
     def prior_file(self, t: dict) -> Prior:
-        """``[prior] file``: a CSV of ``label,probability`` or ``probability`` lines
-        (``counts = true``: weights, normalised)."""
+        """``[prior] file``: a CSV of ``label,probability`` or ``probability`` lines, after an
+        optional header line (``label,weight``: a first line whose last field is not a number,
+        the others' being numbers); ``counts = true``: weights, normalised."""
         for bad in ("secret_labels",):
             if bad in t:
                 raise self.err(f"prior.{bad}", "only used with a joint prior (joint = [[…]])")
@@ -915,6 +916,12 @@ class _Parser:
         if not isinstance(counts, bool):
             raise self.err("prior.counts", f"expected true or false, got {_kind(counts)}")
         rows = self.csv_rows(t["file"], "prior.file")
+        if (
+            len(rows) > 1
+            and not _is_number(rows[0][-1])
+            and all(_is_number(r[-1]) for r in rows[1:])
+        ):
+            rows = rows[1:]  # a header line, e.g. "label,weight": every other line has a number
         widths = {len(r) for r in rows}
         if widths not in ({1}, {2}):
             raise self.err(

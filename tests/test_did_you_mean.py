@@ -186,3 +186,22 @@ def test_command_line_suggests_commands_and_options(argv, suggested):
     )
     assert done.returncode == 2
     assert f"'{suggested}'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_prior_file_with_a_header_line(tmp_path):
+    """The README describes the lines as "label,weight": a header saying so is accepted (it was
+    refused as "'weight' is not a number")."""
+    (tmp_path / "visits.csv").write_text("label,weight\nhome,3\nwork,1\n")
+    path = tmp_path / "p.toml"
+    path.write_text(
+        '[prior]\nfile = "visits.csv"\ncounts = true\n[distortion]\nkind = "hamming"\n'
+        '[privacy]\nnotion = "pml"\nepsilon = 1.0\n'
+    )
+    spec = po.files.load_problem(path)
+    assert list(spec.prior.labels) == ["home", "work"]
+    assert list(spec.prior.probs) == pytest.approx([0.75, 0.25])
+    (tmp_path / "visits.csv").write_text("weight\n3\n1\n")
+    assert list(po.files.load_problem(path).prior.probs) == pytest.approx([0.75, 0.25])
+    (tmp_path / "visits.csv").write_text("home,3\nwork,lots\n")  # not a header: an error
+    err = _raised(lambda: po.files.load_problem(path))
+    assert err.field == "prior.file"
