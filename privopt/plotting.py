@@ -1166,9 +1166,11 @@ def plot_location(
     default: the prior, then with a ``mechanism`` the output law, then with a ``cell`` its
     release law. Values over a grid's cells (or an output grid) are drawn as an image, values
     over given places or output points as coloured points. Each panel has its own labelled
-    colour bar. Row 0 of a planar grid is drawn at the top (as printed); a geographic map
-    (latitude/longitude) is drawn north up, in km. With a design result, the figure's title
-    states its notion, level and ``E[d]``.
+    colour bar. Row 0 of a planar grid is drawn at the top (as printed), its axes named
+    "column c" and "row r" with ticks at the cell centres, numbered as the labels ``"r,c"``
+    are (every k-th on a large grid); a geographic map (latitude/longitude) is drawn north up,
+    in km. With a design result, the figure's title states its notion, level (per unit of
+    distance for ``metric_dp``) and ``E[d]``.
 
     Parameters
     ----------
@@ -1199,8 +1201,9 @@ def plot_location(
     Raises
     ------
     InputError
-        When the sizes do not match the map, an unknown cell or panel, a panel that needs a
-        mechanism or a cell without one, or the wrong number of axes.
+        When ``grid`` is not a map (field ``grid``), the sizes do not match the map, an unknown
+        cell or panel, a panel that needs a mechanism or a cell without one, or the wrong
+        number of axes.
     """
     if not _is_map(grid):
         raise InputError(
