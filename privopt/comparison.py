@@ -21,7 +21,8 @@ Measured per method:
 ``added_mb``
     What the run added to the memory the process held when it started (``peak_mb`` less the
     resident size before the call; a child process's whole peak): the method's own cost,
-    without the interpreter and the libraries already loaded.
+    without the interpreter and the libraries already loaded. A lower bound: memory that the
+    allocator freed earlier but still holds is reused without growing the resident size.
 ``objective``
     What the request minimises, re-measured: ``E[d]`` at a level, the level within a budget.
 ``lower_bound``, ``gap``, ``relative_gap``, ``certified``
