@@ -82,7 +82,21 @@ __all__ = [
     "ReferencedFile",
     "FILE_KEYS",
     "VALID_KEYS",
+    "PRIOR_FILE_HEADERS",
 ]
+
+#: Names of the last column that make the first line of a ``[prior] file`` a header
+#: (``label,weight``; case does not matter).
+PRIOR_FILE_HEADERS = (
+    "weight",
+    "weights",
+    "count",
+    "counts",
+    "probability",
+    "probabilities",
+    "prob",
+    "p",
+)
 
 #: Keys of the outputs of a map (``[prior.grid.outputs]``, ``[prior.points.outputs]``).
 OUTPUT_KEYS = ("rows", "cols", "cell_size", "origin", "points", "points_file")
@@ -907,8 +921,8 @@ class _Parser:
 
     def prior_file(self, t: dict) -> Prior:
         """``[prior] file``: a CSV of ``label,probability`` or ``probability`` lines, after an
-        optional header line (``label,weight``: a first line whose last field is not a number,
-        the others' being numbers); ``counts = true``: weights, normalised."""
+        optional header line whose last field names the column (:data:`PRIOR_FILE_HEADERS`,
+        e.g. ``label,weight``); ``counts = true``: weights, normalised."""
         for bad in ("secret_labels",):
             if bad in t:
                 raise self.err(f"prior.{bad}", "only used with a joint prior (joint = [[…]])")
@@ -916,12 +930,8 @@ class _Parser:
         if not isinstance(counts, bool):
             raise self.err("prior.counts", f"expected true or false, got {_kind(counts)}")
         rows = self.csv_rows(t["file"], "prior.file")
-        if (
-            len(rows) > 1
-            and not _is_number(rows[0][-1])
-            and all(_is_number(r[-1]) for r in rows[1:])
-        ):
-            rows = rows[1:]  # a header line, e.g. "label,weight": every other line has a number
+        if len(rows) > 1 and rows[0][-1].strip().lower() in PRIOR_FILE_HEADERS:
+            rows = rows[1:]  # a header line, e.g. "label,weight"
         widths = {len(r) for r in rows}
         if widths not in ({1}, {2}):
             raise self.err(
@@ -933,7 +943,15 @@ class _Parser:
             values = [csv_number(r[-1]) for r in rows]
         except ValueError:
             bad = next(r for r in rows if not _is_number(r[-1]))
-            raise self.err("prior.file", f"{t['file']}: {bad[-1]!r} is not a number") from None
+            header = ""
+            if bad is rows[0]:
+                header = (
+                    " (a header line is read as such when its last column is named one of "
+                    f"{', '.join(PRIOR_FILE_HEADERS)})"
+                )
+            raise self.err(
+                "prior.file", f"{t['file']}: {bad[-1]!r} is not a number{header}"
+            ) from None
         if labels is not None and "labels" in t:
             raise self.err("prior.labels", "the file names the labels already (first column)")
         if counts:

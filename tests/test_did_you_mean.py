@@ -202,6 +202,10 @@ def test_a_prior_file_with_a_header_line(tmp_path):
     assert list(spec.prior.probs) == pytest.approx([0.75, 0.25])
     (tmp_path / "visits.csv").write_text("weight\n3\n1\n")
     assert list(po.files.load_problem(path).prior.probs) == pytest.approx([0.75, 0.25])
-    (tmp_path / "visits.csv").write_text("home,3\nwork,lots\n")  # not a header: an error
-    err = _raised(lambda: po.files.load_problem(path))
-    assert err.field == "prior.file"
+    (tmp_path / "visits.csv").write_text("place,Probability\nhome,0.75\nwork,0.25\n")
+    spec = po.files.load_problem(path)
+    assert list(spec.prior.labels) == ["home", "work"]
+    for text in ("home,3\nwork,lots\n", "home,x\nwork,1\n"):  # not headers: errors
+        (tmp_path / "visits.csv").write_text(text)
+        err = _raised(lambda: po.files.load_problem(path))
+        assert err.field == "prior.file"
