@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import stats
 
 from privopt import closed_forms as cf
 from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.measures import shannon_entropy
 from privopt.model import (
     DatabasePrior,
     Distortion,
@@ -327,9 +327,9 @@ class _HammingView:
     def entropy(self) -> float:
         if self.iid:
             q = self.prior.row_probs
-            return self.n * float(stats.entropy(q[q > 0]))
+            return self.n * shannon_entropy(q[q > 0])
         p = self.prior.probs
-        return float(stats.entropy(p[p > 0]))
+        return shannon_entropy(p[p > 0])
 
     @cached_property
     def d_constant(self) -> float:

@@ -10,9 +10,9 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from privopt.errors import InfeasibleError, InputError
+from privopt.measures import shannon_entropy
 from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
 from privopt.validation import (
     as_positive_int,
@@ -426,6 +426,8 @@ def binary_entropy(q: ArrayLike) -> float | np.ndarray:
     InputError
         If ``q`` holds a value outside ``[0, 1]``, nan, or something that is not a number.
     """
+    from scipy import special
+
     q = check_numbers(q, "q", maximum=1.0)
     out = special.entr(q) + special.entr(1 - q)
     return float(out) if out.ndim == 0 else out
@@ -499,10 +501,10 @@ def pdmip_value(prior: DatabasePrior, D: float, strict: bool = True) -> float:
         raise InputError(f"must lie in [0, n] = [0, {n}], got {D:g}", "max_distortion")
     if prior.is_iid:  # H(X) = n H(row) for i.i.d. rows: nothing enumerated
         q = prior.row_probs
-        hx = n * float(stats.entropy(q[q > 0]))
+        hx = n * shannon_entropy(q[q > 0])
     else:
         p = prior.probs
-        hx = float(stats.entropy(p[p > 0]))
+        hx = shannon_entropy(p[p > 0])
     return hx - n * binary_entropy(D / n) - D * np.log(m - 1)
 
 
@@ -526,6 +528,8 @@ def zeta(prior: JointPrior) -> np.ndarray:
     InputError
         If ``prior`` is not a :class:`~privopt.model.JointPrior`.
     """
+    from scipy import stats
+
     if not isinstance(prior, JointPrior):
         raise InputError("ζ needs a JointPrior p(s, y)", "prior")
     post = prior.p_s_given_y  # |Y| × |S|
@@ -640,6 +644,8 @@ def threshold_query_pml(n: int, p: float, m: int) -> float:
         The PML in nats, ``≥ 0``: 0 for ``m < 0``, ``inf`` when ``P(K > m) = 0`` (e.g.
         ``m ≥ n``; numpy then warns of a division by zero).
     """
+    from scipy import stats
+
     n = as_positive_int(n, "n", minimum=0)
     p = check_probability(p, "p")
     m = int(check_number(m, "m", minimum=-math.inf))
@@ -824,7 +830,7 @@ def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
 
 def _entropy_nats(probs) -> float:
     q = np.asarray(probs, dtype=float)
-    return float(stats.entropy(q[q > 0]))
+    return shannon_entropy(q[q > 0])
 
 
 def shannon_lower_bound(entropy: float, D: float, m: int, n: int = 1) -> float:
@@ -880,6 +886,8 @@ def shannon_lower_bound_inverse(entropy: float, level: float, m: int, n: int = 1
     float
         ``D`` in ``[0, n(m−1)/m]``.
     """
+    from scipy import optimize
+
     m, n = _mn(m, n)
     level = check_level(level, "level")
     if level >= entropy:

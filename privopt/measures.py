@@ -71,6 +71,7 @@ __all__ = [
     "adaptive_composition_levels",
     "robust_pml_level",
     "robust_pml_hull_level",
+    "shannon_entropy",
 ]
 
 #: ln 2: one bit is ln 2 nats.
@@ -92,6 +93,27 @@ def to_bits(nats: ArrayLike) -> float | np.ndarray:
         shape.
     """
     return np.asarray(nats) / NATS_PER_BIT if np.ndim(nats) else float(nats) / NATS_PER_BIT
+
+
+def shannon_entropy(probs: ArrayLike) -> float:
+    """Shannon entropy ``H(p) = −Σ_x p(x) ln p(x)`` in nats of non-negative weights,
+    normalised to sum 1 first (the value of ``scipy.stats.entropy(probs)``, without importing
+    scipy.stats, which takes 0.3–0.5 s; zero weights add nothing).
+
+    Parameters
+    ----------
+    probs : array_like
+        Non-negative weights, one axis, with a positive sum.
+
+    Returns
+    -------
+    float
+        ``H(p) ≥ 0`` in nats.
+    """
+    from scipy.special import entr
+
+    p = np.asarray(probs, dtype=float)
+    return float(np.sum(entr(p / np.sum(p))))
 
 
 def with_unit(func: Callable) -> Callable:

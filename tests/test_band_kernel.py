@@ -18,8 +18,9 @@ from scipy.sparse.csgraph import shortest_path
 
 import privopt as po
 from privopt.methods.block_ipm import band, programs
-from privopt.methods.block_ipm.band import BandColumns, band_is_cheaper, band_order
+from privopt.methods.block_ipm.band import BandColumns
 from privopt.methods.block_ipm.kernels import DenseColumns, SingularBlock
+from privopt.methods.block_ipm.ordering import band_is_cheaper, band_order
 from privopt.model import Metric
 from privopt.request import prepare_request
 

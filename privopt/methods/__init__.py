@@ -15,6 +15,9 @@
 
 Each registers a :class:`~privopt.methods.base.Method` in :data:`METHODS`; the solve driver
 (:mod:`privopt.solve`) picks them, verifies their answers and falls back from one to the next.
+Importing this package registers every method without importing any solver (cvxpy, HiGHS,
+scipy.optimize, …): each method imports its own when it first runs (see "How a method
+registers" in :mod:`privopt.methods.base`).
 This package may import the model, measures, notions, validation and request layers, never
 the solve driver or the faces.
 """

@@ -11,11 +11,55 @@ the next, time limits and warm starts.
 Everything a method returns travels as typed objects: :class:`Answer` (the raw answer and
 what the method knows about it) with its :class:`Certificate` (a lower bound on the optimum)
 and, for answers too large to hold densely, a structured :class:`Measurement`.
+
+How a method registers
+----------------------
+A method is an instance of a :class:`Method` subclass handed to :func:`register` when its
+module is imported; :mod:`privopt.methods` imports every such module (add a new one to its
+list). The instance holds all that is needed to decide whether and when to use the method
+without running it: its :attr:`~Method.name`, :attr:`~Method.description`,
+:attr:`~Method.family`, :attr:`~Method.priority` and :attr:`~Method.memory_model`, and its
+rules :meth:`~Method.unsupported` (the notions, kinds of prior, cones and sizes it takes),
+:meth:`~Method.auto`, :meth:`~Method.rescues` and :meth:`~Method.solves_budget`. The method
+listing (``privopt solvers``) and the selection (:mod:`privopt.solve.selection`) ask every
+registered method these questions, so:
+
+* the module that registers a method (and its package's ``__init__``) imports only numpy,
+  privopt's lower layers and light modules of its own; its rules stay cheap;
+* everything heavy the method needs to *run* — cvxpy, the solver packages (``highspy``,
+  ``clarabel``, …), ``scipy.optimize``, and the method's own modules that import them — is
+  imported inside :meth:`~Method.solve` (or what only it calls), at its first use;
+* :func:`installed` tells whether a package is there without importing it (e.g. to register
+  a method only where its solver is installed).
+
+A new method follows the same pattern::
+
+    class MyMethod(Method):
+        name = "my-method"
+        description = "one line for privopt solvers"
+        priority = 10
+
+        def unsupported(self, request):
+            return plain_linear_reason(request, {"pml", "ldp"})
+
+        def solve(self, task):
+            from privopt.methods.my_method.run import solve_point  # imports the solver
+
+            return solve_point(task)
+
+
+    register(MyMethod())
+
+``tests/test_imports.py`` keeps it so: in a fresh interpreter, registering, listing and
+choosing methods import none of the heavy packages, and a design answered by a method that
+does not use cvxpy leaves cvxpy unloaded.
 """
 
 from __future__ import annotations
 
 import abc
+import importlib
+import importlib.util
 import math
 import time
 from collections.abc import Callable, Collection
@@ -44,6 +88,8 @@ __all__ = [
     "lookup",
     "method_names",
     "TimeLimitReached",
+    "deferred_exports",
+    "installed",
     "plain_linear_reason",
 ]
 
@@ -429,6 +475,65 @@ class Method(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<method {self.name} ({self.family})>"
+
+
+def installed(package: str) -> bool:
+    """Whether the Python package ``package`` can be imported, found without importing it
+    (``importlib.util.find_spec``).
+
+    Parameters
+    ----------
+    package : str
+        A top-level module name, e.g. ``"highspy"``.
+
+    Returns
+    -------
+    bool
+        ``True`` when an importable module of that name is on the path.
+    """
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a broken package, or a module without a spec
+        return False
+
+
+def deferred_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) for a method package that re-exports names of its
+    heavy modules: each name is imported from its module on first use, so that registering
+    the method (which imports the package) does not import them.
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    exports : dict
+        Public name → the submodule of ``package`` that defines it. No name may be that of
+        a submodule: importing the submodule would bind its name in the package and shadow
+        the export (``blahut_arimoto`` imports ``rate_distortion`` eagerly for that reason).
+
+    Returns
+    -------
+    callable
+        To be bound as the package's ``__getattr__``; it raises ``AttributeError`` for any
+        other name (so that ``from package import submodule`` still imports the submodule).
+
+    Raises
+    ------
+    ValueError
+        If an exported name is also the name of one of the submodules (a programming error).
+    """
+    shadowed = set(exports) & set(exports.values())
+    if shadowed:
+        raise ValueError(f"{package}: exports named like a submodule: {sorted(shadowed)}")
+
+    def __getattr__(name: str) -> Any:
+        try:
+            module = exports[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return __getattr__
 
 
 def plain_linear_reason(request: DesignRequest, notions: Collection[str]) -> str | None:

@@ -26,8 +26,6 @@ from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components, shortest_path
 
 from privopt.errors import InputError, close_matches
 from privopt.model.neighbors import NeighborRelation
@@ -388,6 +386,9 @@ class Metric:
             ``"self_loop"``, ``"bad_edge_weight"`` (negative, zero, NaN or infinite) or
             ``"disconnected_graph"``.
         """
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components, shortest_path
+
         a, b, w = _edge_arrays(k, edges, field)
         # duplicate edges: keep the shortest (coo sums duplicates; rebuild from the minima)
         order = np.lexsort((w, b, a))

@@ -12,12 +12,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from privopt.errors import InputError
 from privopt.model._validate import as_positive_int
 
 if TYPE_CHECKING:  # pragma: no cover
+    import scipy.sparse as sp
     from numpy.typing import ArrayLike
 
 __all__ = [
@@ -80,6 +80,8 @@ class NeighborRelation:
             ``size × size``, ``True`` at ``(left[k], right[k])`` for every pair ``k``;
             symmetric, with a zero diagonal.
         """
+        import scipy.sparse as sp
+
         data = np.ones(self.n_pairs, dtype=bool)
         return sp.csr_matrix((data, (self.left, self.right)), shape=(self.size, self.size))
 

@@ -4,11 +4,14 @@ the cvxpy encoding over a neighbour relation and the exact repair weight."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 
 from privopt.model import NeighborRelation
+
+if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
 
 #: Relative slack left unrepaired on a ratio constraint (per unit of ``e^ε``); the solver
 #: layer accepts levels up to ``ε + 1e-9 (1 + ε)``, so this stays well inside it.
@@ -63,6 +66,8 @@ def ratio_constraints(
         ``v ≥ 0`` the auxiliary column minimum (``1 × |U|``); otherwise one constraint over
         the pair list.
     """
+    import cvxpy as cp
+
     n_rows, n_cols = matrix.shape
     if neighbors.n_pairs == 0:
         return []

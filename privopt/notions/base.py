@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import cvxpy as cp
 import numpy as np
 
 from privopt.errors import InputError, close_matches
 from privopt.model import NeighborRelation
 
 if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
     from numpy.typing import ArrayLike
 
     from privopt.model import DatabasePrior, JointPrior, Prior
@@ -290,6 +290,8 @@ class DesignContext:
         cvxpy.Expression
             ``n_rows × |U|``, every row equal to ``row`` (linear in ``row``).
         """
+        import cvxpy as cp
+
         n_rows = self.n_secrets if n_rows is None else n_rows
         return np.ones((n_rows, 1)) @ cp.reshape(row, (1, self.n_outputs), order="C")
 
@@ -297,6 +299,8 @@ class DesignContext:
     def joint(self) -> cp.Expression:
         """``p(s, u) = p(s) p(u|s)`` on the secret support: a ``cvxpy.Expression``,
         ``|supp S| × |U|``, linear in :attr:`W`."""
+        import cvxpy as cp
+
         return cp.multiply(self.p_secret[:, None], self.channel)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 
 from privopt import measures
@@ -22,6 +21,8 @@ from privopt.notions._pairwise import (
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 
 if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
+
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
-from scipy import stats
 
 from privopt import measures
 from privopt.model import as_prior
@@ -26,6 +24,8 @@ from privopt.notions.base import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
+
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext
 
@@ -101,7 +101,9 @@ class MaxInformationLeakage(Notion):
         list of cvxpy.Constraint
             One exponential-cone constraint of length ``|U|``.
         """
-        h_s = float(stats.entropy(ctx.p_secret))
+        import cvxpy as cp
+
+        h_s = measures.shannon_entropy(ctx.p_secret)
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         # Σ_s rel_entr(p(s,u), p(u)) = −p(u) H(S|U=u)      ([Calmon-Fawaz] eq. 32)
         neg_cond_entropy = cp.sum(cp.rel_entr(ctx.joint, p_u_rows), axis=0)
@@ -121,7 +123,7 @@ class MaxInformationLeakage(Notion):
             ``H(S)`` in nats.
         """
         p = as_prior(prior).secret_probs
-        return float(stats.entropy(p[p > 0]))  # H(S) − H(S|U=u) ≤ H(S)
+        return measures.shannon_entropy(p[p > 0])  # H(S) − H(S|U=u) ≤ H(S)
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ_u μ_u g_u`` with ``g_u`` the constraint of output ``u``, bounded below

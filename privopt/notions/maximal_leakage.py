@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 
 from privopt import measures
@@ -18,6 +17,8 @@ from privopt.notions._pairwise import repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
+
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext
 
@@ -91,6 +92,8 @@ class MaximalLeakage(Notion):
         cvxpy.Expression
             A convex scalar, ``≥ 1`` on mechanisms (:meth:`level_from_objective` takes its log).
         """
+        import cvxpy as cp
+
         return cp.sum(cp.max(ctx.channel, axis=0))
 
     def level_program(self, ctx: DesignContext) -> tuple[cp.Expression, list[cp.Constraint]]:
@@ -108,6 +111,8 @@ class MaximalLeakage(Notion):
             ``Σ_u t_u`` (``t ≥ 0`` an auxiliary variable of length ``|U|``) and the one constraint
             ``p(u|s) ≤ t_u``, ``|supp S| × |U|``.
         """
+        import cvxpy as cp
+
         # Σ_u t_u with t_u ≥ p(u|x): the auxiliary t keeps every constraint affine, so the
         # solver's dual values give a Lagrangian bound (level_lagrangian)
         t = cp.Variable(ctx.n_outputs, nonneg=True, name="column_max")

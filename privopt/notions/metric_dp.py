@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 
 from privopt import measures
@@ -55,6 +54,7 @@ from privopt.notions.base import (
 from privopt.validation import secret_index
 
 if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
     from numpy.typing import ArrayLike
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
@@ -318,6 +318,8 @@ class MetricPrivacy(Notion):
         list of cvxpy.Constraint
             One constraint over the pairs (pairs × ``|U|``), or none when there is no pair.
         """
+        import cvxpy as cp
+
         pairs = constraint_pairs(ctx.options, ctx.secret_index).relabelled(ctx.secret_index)
         if pairs.n_pairs == 0:
             return []

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
-from scipy import stats
 
 from privopt import measures
 from privopt.model import as_prior
@@ -25,6 +23,8 @@ from privopt.notions.base import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    import cvxpy as cp
+
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext
 
@@ -97,6 +97,8 @@ class MutualInformation(Notion):
         cvxpy.Expression
             A convex scalar, in nats.
         """
+        import cvxpy as cp
+
         # I(S;U) = Σ_{s,u} p(s) rel_entr(p(u|s), p(u))   ([Calmon-Fawaz] eq. 14)
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return cp.sum(cp.multiply(ctx.p_secret[:, None], cp.rel_entr(ctx.channel, p_u_rows)))
@@ -132,7 +134,7 @@ class MutualInformation(Notion):
             ``H(S)`` in nats.
         """
         p = as_prior(prior).secret_probs
-        return float(stats.entropy(p[p > 0]))  # I(S;U) ≤ H(S)
+        return measures.shannon_entropy(p[p > 0])  # I(S;U) ≤ H(S)
 
     def min_level(
         self,

@@ -27,7 +27,6 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 
 from privopt import measures
@@ -45,6 +44,8 @@ from privopt.validation import as_pmf
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
+
+    import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext
@@ -434,6 +435,8 @@ class RobustPML(Notion):
         list of cvxpy.Constraint
             One constraint per listed prior (condition rows × ``|U|``).
         """
+        import cvxpy as cp
+
         channel = ctx.prior.induced_channel(ctx.W)  # all secrets, not only the nominal support
         about = ctx.options.get("about", "secret")
         out = []

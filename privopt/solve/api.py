@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privopt.errors import InfeasibleError, InputError, PrivoptError, close_matches
 from privopt.methods.base import Deadline, ProgressEvent
-from privopt.methods.cvxpy_program import PrivacyProblem
 from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.request import prepare_request
 from privopt.resources import max_memory as memory_bound
@@ -34,6 +33,9 @@ from privopt.validation import (
     check_time_limit,
     check_tolerance,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.methods.cvxpy_program.program import PrivacyProblem
 
 __all__ = ["design", "solve_problem", "sweep"]
 
@@ -267,6 +269,8 @@ def solve_problem(
     -------
     DesignResult
     """
+    from privopt.methods.cvxpy_program.program import PrivacyProblem  # imports cvxpy
+
     if not isinstance(pp, PrivacyProblem):
         raise InputError(
             f"expected a PrivacyProblem from privopt.build_problem, got {type(pp).__name__}",

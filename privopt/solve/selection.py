@@ -20,7 +20,7 @@ from privopt.methods.cvxpy_program.method import (
     LARGE_LP_ENTRIES,
     LAST_RESORT_SOLVERS,
 )
-from privopt.methods.symmetric.verification import NOTION_ALIASES
+from privopt.methods.symmetric.method import NOTION_ALIASES
 from privopt.request import DesignRequest
 from privopt.resources import format_bytes, max_memory, memory_reason
 

@@ -6,7 +6,6 @@ import math
 from typing import TYPE_CHECKING
 
 from privopt.methods.base import Answer, Certificate, Method, Task, register, register_alias
-from privopt.methods.blahut_arimoto.joint import joint_distortion_rate, joint_rate_distortion
 from privopt.methods.blahut_arimoto.rate_distortion import distortion_rate, rate_distortion
 from privopt.model import JointPrior
 from privopt.status import Status
@@ -153,6 +152,11 @@ class BlahutArimoto(Method):
 
     @staticmethod
     def _solve_joint(task: Task):
+        from privopt.methods.blahut_arimoto.joint import (
+            joint_distortion_rate,
+            joint_rate_distortion,
+        )
+
         request = task.request
         d = request.distortion.matrix
         deadline = task.deadline if task.deadline.limited else None

@@ -10,7 +10,6 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.methods.base import Deadline
 from privopt.methods.blahut_arimoto.kernel import Kernel, SlopePoint, mutual_information
-from privopt.methods.blahut_arimoto.newton import slope_derivative, solve_slope
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -117,6 +116,8 @@ class RateDistortion:
         SlopePoint
             The solution, also appended to :attr:`points`.
         """
+        from privopt.methods.blahut_arimoto.newton import slope_derivative, solve_slope
+
         if self.deadline is not None:
             self.deadline.check()
         kernel = Kernel(self.d, self.dmin, self.p, s)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from privopt.errors import InputError
 from privopt.methods.base import (
@@ -25,14 +25,7 @@ from privopt.methods.base import (
     plain_linear_reason,
     register,
 )
-from privopt.methods.block_ipm.band import SCHUR_CHUNK_BYTES
-from privopt.methods.block_ipm.interior_point import (
-    GOOD_GAP,
-    BlockLP,
-    BlockSolution,
-    solve_block_lp,
-)
-from privopt.methods.block_ipm.kernels import DenseColumns
+from privopt.methods.block_ipm.ordering import SCHUR_CHUNK_BYTES
 from privopt.methods.block_ipm.programs import (
     PROGRAMS,
     band_width,
@@ -44,6 +37,9 @@ from privopt.request import DesignRequest
 from privopt.resources import dense_pair_columns, estimate_bytes
 from privopt.status import Status
 from privopt.validation import level_tolerance
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.methods.block_ipm.interior_point import BlockLP, BlockSolution
 
 __all__ = ["BlockInteriorPoint", "MAX_PAIR_INPUTS"]
 
@@ -76,9 +72,31 @@ def _meets(request: DesignRequest, sol: BlockSolution, support: np.ndarray, eps:
     at 1e-7 is certified too) with a mechanism whose re-measured level is within the
     driver's tolerance (:func:`~privopt.validation.level_tolerance`) of ``eps`` (both
     checked again by the driver)."""
+    from privopt.methods.block_ipm.interior_point import GOOD_GAP
+
     if sol.V is None or not sol.gap <= GOOD_GAP:
         return False
     return request.level_of(_mechanism(request, sol, support)) <= eps + level_tolerance(eps)
+
+
+def solve_block_lp(lp: BlockLP, **options) -> BlockSolution:
+    """:func:`privopt.methods.block_ipm.interior_point.solve_block_lp`, imported at the first
+    run (with scipy.linalg and the kernels), not when the method registers.
+
+    Parameters
+    ----------
+    lp : BlockLP
+        The block-angular LP.
+    **options
+        As for :func:`~privopt.methods.block_ipm.interior_point.solve_block_lp`.
+
+    Returns
+    -------
+    BlockSolution
+    """
+    from privopt.methods.block_ipm import interior_point
+
+    return interior_point.solve_block_lp(lp, **options)
 
 
 def _clean(W: np.ndarray) -> np.ndarray:
@@ -250,6 +268,9 @@ class BlockInteriorPoint(Method):
     def _run(self, task: Task, lp: BlockLP) -> BlockSolution:
         """:func:`solve_block_lp` on ``lp`` with the task's tolerance, deadline and progress
         reports."""
+        from threadpoolctl import threadpool_limits
+
+        from privopt.methods.block_ipm.kernels import DenseColumns
 
         def progress(iteration: int, objective: float, bound: float) -> None:
             task.emit(self.name, "iteration", iteration, f"E[d] {objective:.10g} ≥ {bound:.10g}")

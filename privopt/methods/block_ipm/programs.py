@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from privopt.methods.block_ipm.band import BandColumns, band_is_cheaper, band_order
-from privopt.methods.block_ipm.interior_point import BlockLP
-from privopt.methods.block_ipm.kernels import ArrowColumns, DenseColumns, DiagonalPlusLowRank
+from privopt.methods.block_ipm.ordering import band_is_cheaper, band_order
 from privopt.resources import all_pairs
 
 if TYPE_CHECKING:  # pragma: no cover
+    from privopt.methods.block_ipm.interior_point import BlockLP
+    from privopt.methods.block_ipm.kernels import DenseColumns
     from privopt.request import DesignRequest
 
 __all__ = [
@@ -75,7 +75,7 @@ def pair_kernel(
     """The kernel of pair rows ``alpha v[left] − beta v[right] ≤ 0``: block tridiagonal
     (:class:`~privopt.methods.block_ipm.band.BandColumns`) when the pairs form a graph of
     narrow band under reverse Cuthill–McKee (a map's grid, a road network) and that saves
-    work (:func:`~privopt.methods.block_ipm.band.band_is_cheaper`), dense otherwise.
+    work (:func:`~privopt.methods.block_ipm.ordering.band_is_cheaper`), dense otherwise.
 
     Parameters
     ----------
@@ -92,6 +92,9 @@ def pair_kernel(
         A :class:`~privopt.methods.block_ipm.band.BandColumns` or a plain
         :class:`~privopt.methods.block_ipm.kernels.DenseColumns`.
     """
+    from privopt.methods.block_ipm.band import BandColumns
+    from privopt.methods.block_ipm.kernels import DenseColumns
+
     order, width = band_order(n, left, right)
     if band_is_cheaper(n, width):
         return BandColumns(n, left, right, alpha, beta, order=order)
@@ -161,6 +164,8 @@ def _metric(request, p, eps, support) -> tuple:
 
 def _output_law(two_sided: bool):
     def build(request, p, eps, support) -> tuple:
+        from privopt.methods.block_ipm.kernels import DiagonalPlusLowRank
+
         S = p.size
         r = np.exp(eps)
         idx = np.arange(S)
@@ -183,6 +188,8 @@ def _output_law(two_sided: bool):
 
 
 def _ldp(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import ArrowColumns
+
     S = p.size
     idx = np.arange(S)
     kernel = ArrowColumns(  # lo − W ≤ 0 and W − r lo ≤ 0
@@ -195,6 +202,8 @@ def _ldp(request, p, eps, support) -> tuple:
 
 
 def _identifiability_all_pairs(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import ArrowColumns
+
     # lo_u ≤ p(x) W[x,u] ≤ r lo_u with the auxiliary on the mechanism's scale,
     # t_u = lo_u / min p (at most W[argmin p, u] ≤ 1): the rows t·ρ(x) − W ≤ 0 and
     # W − r t·ρ(x) ≤ 0 with ρ(x) = min p / p(x) ∈ (0, 1], LDP's rows for a uniform prior.
@@ -212,6 +221,8 @@ def _identifiability_all_pairs(request, p, eps, support) -> tuple:
 
 
 def _maximal_leakage(request, p, eps, support) -> tuple:
+    from privopt.methods.block_ipm.kernels import ArrowColumns
+
     S = p.size
     return ArrowColumns(p.size, np.arange(S), np.ones(S), -np.ones(S)), 1  # W − t ≤ 0
 
@@ -275,6 +286,8 @@ def block_program(
     numpy.ndarray
         The support (indices of the inputs with positive probability).
     """
+    from privopt.methods.block_ipm.interior_point import BlockLP
+
     probs = request.prior.probs
     support = np.flatnonzero(probs > 0)
     p = probs[support]

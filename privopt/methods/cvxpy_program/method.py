@@ -4,6 +4,12 @@ One method is registered per installed cvxpy solver, under cvxpy's own name (``C
 ``HIGHS``, ``ECOS``, ``SCS``, …; names are matched case-insensitively). The program is built
 once per run and kept in the task's cache, so the points of a line search or a sweep re-solve
 it through its parameter (DPP) without recompiling.
+
+Registering the methods does not import cvxpy (0.7–0.9 s): which solvers are installed is
+read from :data:`CVXPY_SOLVERS` (each solver's Python package, found with
+:func:`~privopt.methods.base.installed` without importing it), and cvxpy is imported when a
+cvxpy method first solves a point (``tests/test_imports.py`` checks both against cvxpy's own
+``installed_solvers()``).
 """
 
 from __future__ import annotations
@@ -13,24 +19,24 @@ import time
 import warnings
 from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 
 from privopt.methods._native import silence_highs_banner
-from privopt.methods.base import Answer, Certificate, Method, Task, register
-from privopt.methods.cvxpy_program.certificate import lagrangian_bound
-from privopt.methods.cvxpy_program.program import PrivacyProblem
+from privopt.methods.base import Answer, Certificate, Method, Task, installed, register
 from privopt.status import Status
 
 if TYPE_CHECKING:
+    from privopt.methods.cvxpy_program.program import PrivacyProblem
     from privopt.request import DesignRequest
 
 __all__ = [
     "CvxpyMethod",
     "CVXPY_CHAINS",
+    "CVXPY_SOLVERS",
     "LAST_RESORT_SOLVERS",
     "TIME_LIMIT_OPTIONS",
     "exp_cone_solvers",
+    "installed_cvxpy_solvers",
 ]
 
 #: The cvxpy solvers tried by default, in order, per kind of program (later ones are fallbacks).
@@ -55,6 +61,44 @@ TIME_LIMIT_OPTIONS = {
     "SCS": "time_limit_secs",
     "OSQP": "time_limit",
 }
+#: The solvers cvxpy can call (its conic solvers, then its QP solvers, in cvxpy's order), each
+#: with the Python package cvxpy imports for it and whether privopt gives it exponential-cone
+#: programs (cvxpy's ``ExpCone`` among its supported constraints, mixed-integer solvers
+#: left out). A solver is registered when its package is installed. Not listed: cvxpy's
+#: nonlinear (NLP) solvers, which solve none of privopt's programs, and its GPU solvers
+#: (CUCLARABEL, CUOPT, PDCS, MPAX).
+CVXPY_SOLVERS: dict[str, tuple[str, bool]] = {
+    "MOSEK": ("mosek", False),
+    "CLARABEL": ("clarabel", True),
+    "SCS": ("scs", True),
+    "ECOS": ("ecos", True),
+    "MOREAU": ("moreau", True),
+    "SDPA": ("sdpap", False),
+    "CPLEX": ("cplex", False),
+    "GUROBI": ("gurobipy", False),
+    "COPT": ("coptpy", False),
+    "GLPK": ("cvxopt", False),
+    "NAG": ("naginterfaces", False),
+    "GLPK_MI": ("cvxopt", False),
+    "CBC": ("cylp", False),
+    "CVXOPT": ("cvxopt", False),
+    "XPRESS": ("xpress", False),
+    "DIFFCP": ("diffcp", True),
+    "SCIP": ("pyscipopt", False),
+    "SCIPY": ("scipy", False),
+    "HIGHS": ("highspy", False),
+    "GLOP": ("ortools", False),
+    "PDLP": ("ortools", False),
+    "QOCO": ("qoco", False),
+    "ECOS_BB": ("ecos", False),
+    "KNITRO": ("knitro", False),
+    "COSMO": ("cosmopy", True),
+    "OSQP": ("osqp", False),
+    "PIQP": ("piqp", False),
+    "PROXQP": ("proxsuite", False),
+    "QPALM": ("qpalm", False),
+    "DAQP": ("daqp", False),
+}
 
 # cvxpy warns when a solver's answer "may be inaccurate"; the driver re-measures every answer
 # and reports its status itself, and catch_warnings() is not thread-safe (methods may run in
@@ -76,12 +120,31 @@ EXP_CONE_OPTIONS = {
     "ECOS": {"abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10},
 }
 
-_STATUS = {
-    cp.OPTIMAL: Status.OPTIMAL,
-    cp.OPTIMAL_INACCURATE: Status.OPTIMAL_INACCURATE,
-    cp.INFEASIBLE: Status.INFEASIBLE,
-    cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
-}
+
+def _status(cvxpy_status: str) -> Status:
+    """privopt's status for a cvxpy status string (``FAILED`` for any other)."""
+    import cvxpy as cp
+
+    return {
+        cp.OPTIMAL: Status.OPTIMAL,
+        cp.OPTIMAL_INACCURATE: Status.OPTIMAL_INACCURATE,
+        cp.INFEASIBLE: Status.INFEASIBLE,
+        cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
+    }.get(cvxpy_status, Status.FAILED)
+
+
+def installed_cvxpy_solvers() -> list[str]:
+    """The solvers of :data:`CVXPY_SOLVERS` whose package is installed, without importing
+    cvxpy or the packages.
+
+    Returns
+    -------
+    list of str
+        cvxpy solver names, in the order of :data:`CVXPY_SOLVERS`; empty without cvxpy.
+    """
+    if not installed("cvxpy"):
+        return []
+    return [name for name, (package, _) in CVXPY_SOLVERS.items() if installed(package)]
 
 
 def exp_cone_solvers() -> set[str]:
@@ -91,18 +154,9 @@ def exp_cone_solvers() -> set[str]:
     -------
     set of str
         Names of the installed conic solvers (mixed-integer ones excluded) that accept
-        ``ExpCone`` constraints.
+        ``ExpCone`` constraints (:data:`CVXPY_SOLVERS`).
     """
-    from cvxpy.constraints import ExpCone
-    from cvxpy.reductions.solvers.defines import SOLVER_MAP_CONIC
-
-    return {
-        name
-        for name, solver in SOLVER_MAP_CONIC.items()
-        if name in cp.installed_solvers()
-        and ExpCone in solver.SUPPORTED_CONSTRAINTS
-        and not solver.MIP_CAPABLE
-    }
+    return {name for name in installed_cvxpy_solvers() if CVXPY_SOLVERS[name][1]}
 
 
 class CvxpyMethod(Method):
@@ -128,7 +182,7 @@ class CvxpyMethod(Method):
         self.name = solver
         self.solver = solver
         self.native_time_limit = solver in TIME_LIMIT_OPTIONS
-        self.handles_exp_cone = solver in exp_cone_solvers()
+        self.handles_exp_cone = CVXPY_SOLVERS.get(solver, ("", False))[1]
         cones = "LPs and exponential-cone programs" if self.handles_exp_cone else "LPs"
         self.description = f"the cvxpy program solved by {solver} ({cones})"
 
@@ -187,6 +241,8 @@ class CvxpyMethod(Method):
         key = ("cvxpy", form)
         pp = task.cache.get(key)
         if pp is None:
+            from privopt.methods.cvxpy_program.program import PrivacyProblem
+
             request = task.request
             if form == "budget":
                 request = request.at(max_distortion=task.budget)
@@ -209,6 +265,10 @@ class CvxpyMethod(Method):
         Answer
             The point's answer (``FAILED`` rather than an exception for a solver failure).
         """
+        import cvxpy as cp
+
+        from privopt.methods.cvxpy_program.certificate import lagrangian_bound
+
         pp = self.program(task)
         relaxed = False
         if task.budget is not None:
@@ -246,7 +306,7 @@ class CvxpyMethod(Method):
         task.cache[("solved", id(problem))] = True
         wall = time.perf_counter() - start
         stats = problem.solver_stats
-        status = _STATUS.get(problem.status, Status.FAILED)
+        status = _status(problem.status)
         if problem.status == cp.USER_LIMIT and task.deadline.limited:
             # cvxpy's user_limit is also an iteration limit: a time limit only if time is up
             if task.deadline.remaining() <= 0.05 * task.deadline.seconds + 0.05:
@@ -286,8 +346,9 @@ class CvxpyMethod(Method):
 
 
 def register_installed() -> None:
-    """Register one :class:`CvxpyMethod` per installed cvxpy solver."""
-    for name in cp.installed_solvers():
+    """Register one :class:`CvxpyMethod` per installed cvxpy solver
+    (:func:`installed_cvxpy_solvers`; cvxpy is not imported)."""
+    for name in installed_cvxpy_solvers():
         register(CvxpyMethod(name))
 
 

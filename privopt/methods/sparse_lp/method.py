@@ -46,7 +46,6 @@ from privopt.methods.sparse_lp.equitable import (
     equitable_partition,
     symbol_classes,
 )
-from privopt.methods.sparse_lp.highs import HIGHS_METHODS, HighsRun, run_highs
 from privopt.methods.sparse_lp.translation import (
     TranslationInvariantMechanism,
     first_row,
@@ -59,6 +58,8 @@ from privopt.status import Status
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from privopt.methods.sparse_lp.highs import HighsRun
 
 __all__ = [
     "SparseLP",
@@ -147,6 +148,8 @@ def _run(task: Task, lp: LinearProgram, method: str, crossover: bool, options: d
         return run_clarabel(
             lp, task.tol, task.deadline.remaining() if task.deadline.limited else None
         )
+    from privopt.methods.sparse_lp.highs import run_highs  # imports highspy
+
     run = run_highs(
         lp,
         method,
@@ -291,6 +294,8 @@ def solve_point(
         ``matrix`` (dense; also ``structured`` for a reduced LP), ``objective`` = HiGHS's
         objective, ``certificate`` = its dual bound, ``warm`` = the basis.
     """
+    from privopt.methods.sparse_lp.highs import HIGHS_METHODS  # imports highspy
+
     start = time.perf_counter()
     options = dict(options or {}, name=name)
     request = task.request

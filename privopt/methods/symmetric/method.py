@@ -66,9 +66,6 @@ from privopt.methods.base import (
     Task,
     register,
 )
-from privopt.methods.symmetric.mechanism import MAX_DENSE, SymmetricMechanism
-from privopt.methods.symmetric.single_letter import rate_distortion_hamming, single_row_lp
-from privopt.methods.symmetric.verification import NOTION_ALIASES, verify_symmetric
 from privopt.model import DatabasePrior
 from privopt.status import Status
 
@@ -76,7 +73,15 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from privopt.model import JointPrior, Prior
     from privopt.request import DesignRequest
 
-__all__ = ["Symmetric", "MAX_VERIFY_ORBITS"]
+__all__ = ["Symmetric", "MAX_VERIFY_ORBITS", "NOTION_ALIASES"]
+
+#: The notions the reduction solves, by the name it solves them under.
+NOTION_ALIASES = {
+    "dp": "dp",
+    "identifiability": "identifiability",
+    "mutual_information": "mutual_information",
+    "average_leakage": "mutual_information",
+}
 
 #: Largest number of orbits on which a solve re-measures its own product answer orbit by orbit
 #: (beyond, from the one-row kernel; both are exact for a product mechanism).
@@ -187,6 +192,10 @@ class Symmetric(Method):
             ``INFEASIBLE`` or ``FAILED`` when the one-row LP has no answer; ``FAILED`` for a
             dp or identifiability budget point (left to the line search).
         """
+        from privopt.methods.symmetric.mechanism import MAX_DENSE, SymmetricMechanism
+        from privopt.methods.symmetric.single_letter import single_row_lp
+        from privopt.methods.symmetric.verification import verify_symmetric
+
         start = time.perf_counter()
         request = task.request
         prior = request.prior
@@ -232,6 +241,8 @@ def _orbits(m: int, n: int) -> int:
 def _mutual_information(pi, n, task: Task):
     """One-row rate–distortion at ``D/n`` (budget point) or rate ``ε/n`` (ε point); returns
     the kernel, a lower bound on the objective, the objective and a note."""
+    from privopt.methods.symmetric.single_letter import rate_distortion_hamming
+
     if task.budget is not None:
         kernel, d1, r1, cert = rate_distortion_hamming(pi, distortion=task.budget / n)
         return kernel, n * (r1 - max(cert["duality_gap"], 0.0)), n * r1, "rate-distortion"

@@ -8,6 +8,7 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.methods.symmetric.mechanism import SymmetricMechanism
+from privopt.methods.symmetric.method import NOTION_ALIASES
 from privopt.methods.symmetric.orbits import (
     MAX_ORBITS,
     OrbitTable,
@@ -19,13 +20,6 @@ from privopt.methods.symmetric.single_letter import one_row_mutual_information
 from privopt.model import DatabasePrior
 
 __all__ = ["verify_symmetric", "NOTION_ALIASES"]
-
-NOTION_ALIASES = {
-    "dp": "dp",
-    "identifiability": "identifiability",
-    "mutual_information": "mutual_information",
-    "average_leakage": "mutual_information",
-}
 
 
 def _orbit_measures(mech: SymmetricMechanism, prior: DatabasePrior, notion: str) -> dict:
