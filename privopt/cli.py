@@ -276,9 +276,13 @@ def _option_error(
     at = text.find(f"{exc.field}: ")
     head, body = text[:at], text[at + len(exc.field) + 2 :]
     if exc.field == "max_memory":  # no method fits the memory bound
-        body = body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory").replace(
-            "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
-            "raise --max-memory to change it",
+        body = (
+            body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory")
+            .replace("--max-memory, max_memory= or PRIVOPT_MAX_MEMORY", "--max-memory")
+            .replace(
+                "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
+                "raise --max-memory to change it",
+            )
         )
         if getattr(args, "max_memory", None) is not None:
             return InputError(body, "--max-memory")
@@ -1776,13 +1780,15 @@ def _deadline(option: float | None, from_file: float | None):
 
 
 def _seconds(text: str) -> float:
-    """``--time-limit``: seconds, a number > 0."""
+    """``--time-limit``: seconds, a number >= 0 (``inf``: no limit)."""
     from privopt.validation import check_time_limit
 
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds (a number > 0), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected seconds (a number >= 0), got {text!r}"
+        ) from None
     try:
         return check_time_limit(value, "--time-limit")
     except InputError as exc:  # argparse names the option: drop the field of the message

@@ -30,7 +30,8 @@ Optional keys beyond the basic format (all documented in README.md, "Problem fil
     further budgets ``E[d_k] ≤ budget`` (Calmon–Fawaz Remark 1); each has ``budget`` and a
     distortion given like the main one (``kind``, ``values``, ``matrix``).
 ``[solver] time_limit``
-    seconds for the whole solve (status ``time_limit`` when reached).
+    seconds for the whole solve, ``≥ 0`` (status ``time_limit`` when reached; ``inf`` or a
+    huge number: no limit).
 ``[mechanism] output_labels``
     names of the mechanism's outputs (audit files).
 ``[reference] status, least_achievable, leakage, pml_per_output``
@@ -1447,8 +1448,8 @@ class _Parser:
         spec.tolerance = None if tol is None else check_tolerance(tol, "solver.tolerance")
         limit = t.get("time_limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
-            raise self.err("solver.time_limit", f"expected a number > 0, got {_kind(limit)}")
-        spec.time_limit = check_time_limit(limit, "solver.time_limit")  # > 0 (inf: no limit)
+            raise self.err("solver.time_limit", f"expected a number >= 0, got {_kind(limit)}")
+        spec.time_limit = check_time_limit(limit, "solver.time_limit")  # >= 0 (inf: no limit)
 
     def request(self, spec: ProblemSpec) -> None:
         """Validate the whole design request as the Python API would (same messages)."""

@@ -190,6 +190,17 @@ class DesignRequest:
         """
         return measures.expected_distortion(self.prior, matrix, self.distortion)
 
+    def pair_count(self) -> int | None:
+        """Ordered pairs of secrets the notion's constraints are written on
+        (:meth:`~privopt.notions.base.Notion.pair_count`), for the memory estimates.
+
+        Returns
+        -------
+        int or None
+            ``None`` for a notion without pairs.
+        """
+        return self.notion.pair_count(self.prior, self.neighbors, **self.options)
+
     def least_distortion(self) -> float:
         """``D*(∞) = Σ_y p(y) min_u d(y, u)``: the least distortion of any mechanism (the
         extra budgets and user constraints aside).

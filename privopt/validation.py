@@ -353,7 +353,11 @@ def check_tolerance(value: object, field: str = "solver.tolerance") -> float:
 
 
 def check_time_limit(value: object, field: str = "solver.time_limit") -> float | None:
-    """A time limit in seconds: ``None`` or ``inf`` (no limit) or a number ``> 0``.
+    """A time limit in seconds: ``None`` or ``inf`` (no limit) or a number ``≥ 0``.
+
+    0 is a limit already reached (the run answers only what needs no solver). A limit of
+    more than :data:`~privopt.methods.base.NO_LIMIT_BEYOND` seconds (about 31 years) is
+    accepted and is no limit at all.
 
     Parameters
     ----------
@@ -365,16 +369,19 @@ def check_time_limit(value: object, field: str = "solver.time_limit") -> float |
     Returns
     -------
     float or None
-        The limit in seconds (finite, ``> 0``), or ``None`` for no limit.
+        The limit in seconds (finite, ``≥ 0``), or ``None`` for no limit.
 
     Raises
     ------
     InputError
-        For a non-number, ``nan``, ``-inf`` or a number ``≤ 0``.
+        For a non-number, ``nan``, ``-inf`` or a negative number.
     """
     if value is None:
         return None
-    seconds = check_number(value, field, allow_inf=True, strict=True)
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if value > 0 and value.bit_length() > 1000:  # beyond a float (10**400): no limit
+            return None
+    seconds = check_number(value, field, allow_inf=True)
     return None if math.isinf(seconds) else seconds
 
 

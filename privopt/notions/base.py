@@ -490,6 +490,32 @@ class Notion:
         """
         return math.inf
 
+    def pair_count(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> int | None:
+        """How many ordered pairs of secrets the notion's constraints are written on, for
+        the memory estimates (:mod:`privopt.resources`).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        neighbors : NeighborRelation or None
+            The relation on the secrets, for notions that use one (default ``None``).
+        **options
+            The notion's validated options.
+
+        Returns
+        -------
+        int or None
+            By default the number of pairs of ``neighbors``, or ``None`` for a notion
+            without a relation.
+        """
+        return None if neighbors is None else int(neighbors.n_pairs)
+
     def min_level(
         self,
         prior: Prior | JointPrior | DatabasePrior,

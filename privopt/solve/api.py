@@ -72,12 +72,14 @@ def _solve(
     """Check the run's settings, choose the methods and hand the request to the driver."""
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
+    # the limit counts from here: choosing the methods may search metric privacy's pairs
+    # (2 s on a 20 × 20 map) and is part of the run
+    deadline = Deadline(time_limit)
     raise_on_infeasible = check_flag(raise_on_infeasible, "raise_on_infeasible")
     on_progress = check_callable(on_progress, "on_progress")
     # a line search is a run of ε points, warm-started like a sweep
-    chain = choose_methods(
-        request, solver, sweep=request.uses_line_search, max_memory_bytes=memory_bound(max_memory)
-    )
+    bound = memory_bound(max_memory)
+    chain = choose_methods(request, solver, sweep=request.uses_line_search, max_memory_bytes=bound)
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
@@ -85,10 +87,11 @@ def _solve(
         request,
         chain,
         tol=tol,
-        time_limit=time_limit,
+        deadline=deadline,
         raise_on_infeasible=raise_on_infeasible,
         on_progress=on_progress,
         cache=cache,
+        max_memory=bound,
     )
     _attach_notes(request, result)
     return result
@@ -483,7 +486,9 @@ def solve_sweep_points(
     (list of dict, list of DesignResult or None)
         The records and the results, as :func:`sweep_points`.
     """
-    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory))
+    deadline = Deadline(time_limit)  # from here: choosing the methods is part of the run
+    bound = memory_bound(max_memory)
+    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=bound)
     return sweep_points(
         request,
         chain,
@@ -491,11 +496,12 @@ def solve_sweep_points(
         points,
         values,
         tol=tol,
-        deadline=Deadline(time_limit),
+        deadline=deadline,
         time_limit=time_limit,
         cache=_options_cache(solver_options),
         on_progress=on_progress,
         progress=progress,
+        max_memory=bound,
     )
 
 
@@ -512,6 +518,7 @@ def sweep_points(
     cache: dict,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     progress=None,
+    max_memory: float | None = None,
 ) -> tuple[list[dict], list[DesignResult | None]]:
     """Solve consecutive points of a sweep, each warm-started from the previous one.
 
@@ -541,6 +548,9 @@ def sweep_points(
         Receives progress events.
     progress : callable, optional
         Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+    max_memory : float, optional
+        The memory bound (bytes) of a method run in a child process (default
+        :func:`privopt.resources.max_memory`).
 
     Returns
     -------
@@ -592,6 +602,7 @@ def sweep_points(
                 warm=warm,
                 cache=cache,
                 on_progress=on_progress,
+                max_memory=max_memory,
             )
         except PrivoptError as exc:
             record.update(

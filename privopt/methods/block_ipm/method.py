@@ -20,6 +20,7 @@ from privopt.methods.base import (
     Answer,
     Certificate,
     Method,
+    Stopping,
     Task,
     TimeLimitReached,
     plain_linear_reason,
@@ -34,7 +35,7 @@ from privopt.methods.block_ipm.programs import (
 )
 from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
-from privopt.resources import dense_pair_columns, estimate_bytes
+from privopt.resources import COLUMN_FACTOR_BYTES, dense_pair_columns, estimate_bytes
 from privopt.status import Status
 from privopt.validation import level_tolerance
 
@@ -115,6 +116,9 @@ class BlockInteriorPoint(Method):
     )
     priority = 8
     memory_model = "columns"
+    # solve_block_lp checks the deadline between iterations and does not start one that
+    # would end after it; its best iterate is the answer
+    stopping = Stopping.CHECKS
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """Why the block interior point cannot take ``request``, or ``None``: it needs a plain
@@ -146,7 +150,7 @@ class BlockInteriorPoint(Method):
             )
         return None
 
-    def memory_bytes(self, request: DesignRequest) -> float:
+    def memory_bytes(self, request: DesignRequest, exact: bool = True) -> float:
         """The ``"columns"`` estimate (:func:`privopt.resources.estimate_bytes`), with the
         band kernel's factors (``2 b`` numbers per variable and column,
         :mod:`~privopt.methods.block_ipm.band`) in place of a dense normal matrix and its
@@ -155,17 +159,19 @@ class BlockInteriorPoint(Method):
         Parameters
         ----------
         request : DesignRequest
+        exact : bool
+            As in :meth:`Method.memory_bytes`.
 
         Returns
         -------
         float
         """
-        need = estimate_bytes(request, self.memory_model)
+        need = estimate_bytes(request, self.memory_model, exact)
         width = band_width(request)
         if width is None:
             return need
         entries, inputs = float(request.entries), float(request.prior.n_inputs)
-        dense_columns = 16.0 * entries * inputs
+        dense_columns = COLUMN_FACTOR_BYTES * entries * inputs
         return need - dense_columns + 16.0 * entries * (width + 1) + 2 * SCHUR_CHUNK_BYTES
 
     def solves_budget(self, request: DesignRequest) -> bool:

@@ -501,7 +501,10 @@ class SparseLP(Method):
         )
         self.auto_rule = auto_rule
         self.description = description
-        self.memory_model = "dense" if translation_only else "sparse"
+        if translation_only:
+            self.memory_model = "dense"
+        else:  # Clarabel's factorisation fills in more than HiGHS's (privopt.resources)
+            self.memory_model = "sparse_clarabel" if method == "clarabel" else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """See :meth:`~privopt.methods.base.Method.unsupported`.
@@ -519,7 +522,14 @@ class SparseLP(Method):
         reason = plain_linear_reason(request, ENCODINGS)
         if reason is not None:
             return reason
-        group = translation_group(request.prior, request.distortion, _relation(request))
+        # metric privacy's weighted pairs are never translation invariant: its O(k³) pair
+        # search is left to the methods that use the pairs (and to the memory estimates)
+        weighted = request.notion.name == "metric_dp"
+        group = (
+            None
+            if weighted
+            else translation_group(request.prior, request.distortion, _relation(request))
+        )
         if self.translation_only and group is None:
             return "needs a uniform prior with a translation-invariant distortion and relation"
         if group is None and request.entries > MAX_VARIABLES:
