@@ -10,6 +10,7 @@ Commands::
     privopt audit FILE [--json] [--mechanism mech.json|.csv|.npz]
     privopt demo [--out-dir DIR] [--json] [--no-plot]
     privopt batch FILE|DIR… --out results.csv|.parquet [--workers N | --scheduler ADDRESS]
+    privopt compare FILE [--methods a,b,c] [--time-limit S] [--csv P] [--plot P] [--json]
     privopt notions | solvers
 
 Exit codes: 0 solved; 1 the request is infeasible (the least achievable value is on stderr and,
@@ -52,7 +53,13 @@ from privopt._io import (
     escape_text,
     same_output,
 )
-from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.errors import (
+    InfeasibleError,
+    InputError,
+    PrivoptError,
+    close_matches,
+    did_you_mean,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
@@ -239,6 +246,7 @@ def _about(path: str | None):
         if path and not str(exc).startswith(f"{path}:"):
             err = InputError(f"{path}: {exc}", code=exc.code)
             err.field = exc.field
+            err.suggestions = exc.suggestions
             raise err from None
         raise
 
@@ -283,7 +291,9 @@ def _option_error(
         err.field = None
         return err
     if solver is not None:
-        return InputError(body, "--solver")
+        renamed = InputError(body, "--solver")
+        renamed.suggestions = exc.suggestions
+        return renamed
     return None
 
 
@@ -1074,7 +1084,7 @@ def _plot(spec: ProblemSpec, curves, path: str, highlight=None) -> str:
 
     fig = plotting.plot_curves(
         curves,
-        prior=spec.prior,
+        prior=spec.location if spec.location is not None else spec.prior,  # a map: named so
         distortion=spec.distortion,
         neighbors=spec.neighbors,
         highlight=highlight,
@@ -1802,6 +1812,97 @@ def cmd_solvers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``privopt compare``: run every applicable method on a file's request with a time limit
+    each; print the table (time, memory, status, certified gap, agreement with the best
+    certified answer); write ``--csv`` and ``--plot`` (:mod:`privopt.comparison`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        0 when some method gave a verified answer, 1 when every method found the request
+        infeasible, 3 otherwise.
+    """
+    from privopt.comparison import DEFAULT_TIME_LIMIT, compare
+
+    spec = load_problem(args.file)
+    if spec.notion is None or spec.mode is None or spec.distortion is None:
+        raise InputError(
+            "the file has no design request (needs [distortion] and [privacy] with a notion "
+            "and epsilon or max_distortion)",
+            "privacy",
+        )
+    if args.plot:
+        check_output_path(args.plot, "--plot", extensions=PLOT_FORMATS, inputs=[args.file])
+    if args.csv:
+        check_output_path(args.csv, "--csv", extensions=(".csv",), inputs=[args.file])
+        if args.plot and same_output(args.csv, args.plot):
+            raise InputError(f"{args.csv!r} is also the --plot file; give two paths", "--csv")
+    methods = None
+    if args.methods:
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    limit = args.time_limit if args.time_limit is not None else spec.time_limit
+    limit = DEFAULT_TIME_LIMIT if limit is None else limit
+
+    def said(row: dict) -> None:
+        _note(f"privopt compare: {row['method']}: {row['status']} in {row['seconds']:.3g} s")
+
+    try:
+        with _about(spec.path):
+            table = compare(
+                spec.location if spec.location is not None else spec.prior,
+                spec.distortion,
+                spec.notion,
+                epsilon=spec.epsilon,
+                max_distortion=spec.max_distortion,
+                methods=methods,
+                time_limit=limit,
+                on_method=None if args.json else said,
+                progress=False,
+                **spec.design_kwargs(),
+            )
+    except InputError as exc:
+        if exc.field == "methods":  # the command line's option, not a key of the file
+            renamed = InputError(str(exc).split("methods: ", 1)[-1], "--methods")
+            renamed.suggestions = exc.suggestions
+            raise renamed from None
+        raise
+    if args.csv:
+        table.to_csv(args.csv, option="--csv")
+    if args.plot:
+        from privopt import plotting
+
+        plotting.save_figure(table.plot(), args.plot, option="--plot")
+    if args.json:
+        _print_json({"file": spec.path, "title": spec.title, **table.to_dict()})
+    else:
+        print(_lines(_header(spec)))
+        asked = ", ".join(f"{k} = {_fmt(v)}" for k, v in table.requested.items())
+        print(f"  request: {table.notion} at {asked}; {_fmt(limit)} s per method\n")
+        print(_lines(escape_text(line) for line in table.table().splitlines()))
+        if table.best is None:
+            print("\nno method certified an answer")
+        else:
+            print(
+                f"\nbest certified {table.objective_name}: {_fmt(table.best, 12)} "
+                f"({escape_text(str(table.best_method))})"
+            )
+        for what, path in (("table", args.csv), ("figure", args.plot)):
+            if path:
+                print(f"wrote the {what} to {escape_text(path)}")
+    statuses = [row["status"] for row in table.rows]
+    if any(row.get("verified") for row in table.rows):
+        return 0
+    if statuses and all(status == "infeasible" for status in statuses):
+        return 1
+    return 3
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     """``privopt batch``: solve problem files into a results table, resumably
     (:mod:`privopt.batch_files`).
@@ -1932,6 +2033,28 @@ def _unit_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a misspelt command or option (``privopt slove``,
+    ``--jsn``); Python's own parser suggests nothing before 3.14."""
+
+    def _names(self, commands: bool) -> set[str]:
+        """The commands (``commands``), else every option of this parser and its commands."""
+        names = set() if commands else set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    names.update([name] if commands else sub._option_string_actions)
+        return names
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook: print usage, exit 2
+        command = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        option = re.search(r"unrecognized arguments: (-\S+)", message)
+        word = command or option
+        if word is not None:
+            message += did_you_mean(close_matches(word.group(1), self._names(bool(command))))
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privopt`` (one sub-command per ``cmd_*`` function).
 
@@ -1939,12 +2062,12 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="privopt",
         description="Design and audit optimal privacy mechanisms by convex optimisation.",
         epilog="Exit codes: 0 solved, 1 infeasible, 2 bad input, 3 solver failure or time "
@@ -2111,6 +2234,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _memory_option(p)
     p.set_defaults(func=cmd_batch)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="run every method that applies on a file's request and compare them",
+        description="Solve the file's request with each applicable method in turn (or those "
+        "of --methods), each under the time limit, and report wall time, memory, status, "
+        "certified gap and agreement with the best certified answer; as a table, a CSV file "
+        "and a figure.",
+    )
+    p.add_argument("file", metavar="FILE", help="problem file (.toml)")
+    p.add_argument(
+        "--methods",
+        metavar="a,b,c",
+        help="compare these methods only (default: every one that applies; privopt solvers)",
+    )
+    p.add_argument("--csv", metavar="PATH", help="write the table as CSV")
+    p.add_argument("--plot", metavar="PATH", help="write a figure (.png, .pdf or .svg)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    _time_limit_option(
+        p,
+        "for each method (default: [solver] time_limit, else 60)",
+        "(that method's status is time_limit; the others still run)",
+    )
+    _memory_option(p)
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(
         "notions",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model import (
     DatabasePrior,
     Distortion,
@@ -539,6 +539,7 @@ def resolve_neighbors(
         f"unknown relation {neighbors!r}: use one of {', '.join(NEIGHBOR_NAMES)}, a list of "
         "pairs [(a, b), …] or a NeighborRelation (e.g. NeighborRelation.from_pairs)",
         field,
+        suggestions=close_matches(neighbors, NEIGHBOR_NAMES),
     )
 
 
@@ -709,6 +710,7 @@ def as_distortion(
                 f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or one of "
                 f"{', '.join(repr(n) for n in DISTORTION_NAMES)}",
                 field,
+                suggestions=close_matches(distortion, DISTORTION_NAMES),
             )
     else:
         d = Distortion.from_matrix(distortion)

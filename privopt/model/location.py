@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model._validate import normalised_weights
 from privopt.model.distortion import Distortion
 from privopt.model.metric import EARTH_RADIUS_KM, Metric, point_distances
@@ -250,7 +250,11 @@ def pairwise_distances(a, b, norm: str = "euclidean", field: str = "points") -> 
             + np.cos(lat_a) * np.cos(lat_b) * np.sin((lon_a - lon_b) / 2) ** 2
         )
         return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
-    raise InputError(f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}", "norm")
+    raise InputError(
+        f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}",
+        "norm",
+        suggestions=close_matches(norm, LOCATION_NORMS),
+    )
 
 
 def _positive(value, field: str) -> float:
@@ -513,7 +517,11 @@ class _LocationMap:
 
     def _coordinates_for(self, points: np.ndarray, norm: str) -> np.ndarray:
         if norm not in LOCATION_NORMS:
-            raise InputError(f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}", "norm")
+            raise InputError(
+                f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}",
+                "norm",
+                suggestions=close_matches(norm, LOCATION_NORMS),
+            )
         if norm == "haversine":
             if self.projection is None:
                 raise InputError(

@@ -27,7 +27,7 @@ from functools import cached_property
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model.neighbors import NeighborRelation
 from privopt.resources import check_allocation
 
@@ -385,7 +385,9 @@ class Metric:
             )
         if norm not in METRIC_NORMS:
             raise InputError(
-                f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}", f"{field}.norm"
+                f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}",
+                f"{field}.norm",
+                suggestions=close_matches(norm, METRIC_NORMS),
             )
         if norm == "haversine":
             if pts.shape[1] != 2:

@@ -7,12 +7,13 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.errors import InfeasibleError, InputError, PrivoptError, close_matches
 from privopt.methods.base import Deadline, ProgressEvent
 from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.request import prepare_request
 from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
+from privopt.solve.progress import design_progress, points_progress
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
 from privopt.solve.units import (
@@ -130,6 +131,7 @@ def design(
     solver_options: dict | None = None,
     max_memory: float | str | None = None,
     unit: str = "nats",
+    progress: bool | None = None,
     **options,
 ) -> DesignResult:
     """Design the optimal mechanism for one request, re-measured and certified.
@@ -178,6 +180,10 @@ def design(
         Memory bound in bytes (or ``"8G"``, ``"inf"``); methods estimated to need more are
         not tried, and a request none fits is an :class:`~privopt.InputError` naming its size
         (:mod:`privopt.resources`). Default: ``PRIVOPT_MAX_MEMORY`` or 4 GiB.
+    progress : bool, optional
+        A status line on stderr (the method at work, its iteration) once the solve has run
+        2 s: by default only in a terminal or a notebook, and not when ``on_progress`` is
+        given; ``True`` always, ``False`` never (:mod:`privopt.solve.progress`).
     **options
         The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
 
@@ -211,6 +217,7 @@ def design(
         observe_secret=observe_secret,
         **options,
     )
+    status = design_progress(progress, on_progress, f"privopt: {request.notion.name}")
     try:
         result = _solve(
             request,
@@ -218,7 +225,7 @@ def design(
             tol,
             time_limit,
             raise_on_infeasible,
-            on_progress,
+            status if status is not None else on_progress,
             solver_options,
             max_memory=max_memory,
         )
@@ -229,6 +236,9 @@ def design(
             in_unit.least_achievable, in_unit.quantity = least, "epsilon"
             raise in_unit from None
         raise
+    finally:
+        if status is not None:
+            status.close()
     return result_in_unit(result, unit, requested=asked)
 
 
@@ -294,7 +304,7 @@ def sweep(
     tol: float = DEFAULT_TOL,
     observe_secret: bool = False,
     extra_distortions: Sequence[tuple] = (),
-    progress: Callable[[Iterable], Iterable] | None = None,
+    progress: Callable[[Iterable], Iterable] | bool | None = None,
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
@@ -326,8 +336,11 @@ def sweep(
         Levels (nats).
     max_distortions : sequence of float, optional
         Budgets (give exactly one of the two).
-    progress : callable, optional
-        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+    progress : callable or bool, optional
+        A bar of the points on stderr once the sweep has run 2 s: by default only in a
+        terminal or a notebook; ``True`` always, ``False`` never
+        (:mod:`privopt.solve.progress`); or a callable of your own that wraps the iterable of
+        points (e.g. ``tqdm.tqdm``).
     time_limit : float, optional
         Seconds for the whole sweep; points after it are recorded with status
         ``time_limit``.
@@ -419,6 +432,16 @@ def sweep(
             **options,
         )
     if (epsilons is None) == (max_distortions is None):
+        if epsilons is None:  # a misspelt keyword (epsilon=, max_distortion=) is named
+            for key in options:
+                close = close_matches(key, ("epsilons", "max_distortions"))
+                if close:
+                    raise InputError(
+                        f"sweep takes no keyword {key!r}: give the points as epsilons= (levels) "
+                        "or max_distortions= (budgets)",
+                        key,
+                        suggestions=close,
+                    )
         raise InputError("give exactly one of 'epsilons' and 'max_distortions'", "sweep")
     mode = "epsilon" if epsilons is not None else "max_distortion"
     field = "epsilons" if mode == "epsilon" else "max_distortions"
@@ -447,7 +470,8 @@ def sweep(
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
     on_progress = check_callable(on_progress, "on_progress")
-    progress = check_callable(progress, "progress")
+    if not (progress is None or isinstance(progress, bool)):
+        progress = check_callable(progress, "progress")
     request = prepare_request(
         prior,
         distortion,
@@ -458,6 +482,7 @@ def sweep(
         **{mode: first_ok},
         **options,
     )
+    progress = points_progress(progress, f"privopt: {request.notion.name}")
     if executor is None and chunk_size is None:
         records, results = solve_sweep_points(
             request,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.methods import METHODS, Method, lookup
 from privopt.methods.cvxpy_program.method import (
     CVXPY_CHAINS,
@@ -249,6 +249,8 @@ def choose_methods(
                 f"unknown solver {name!r}; for this request use one of: "
                 f"{', '.join(applicable_methods(request, limit))} (all methods: privopt solvers)",
                 "solver.name",
+                suggestions=close_matches(name, applicable_methods(request, limit))
+                or close_matches(name, METHODS),
             )
         reason = why_not(method, request, limit)
         if reason is not None:
