@@ -30,6 +30,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from privopt.methods.block_ipm.ordering import worker_count
+
 __all__ = [
     "AVAILABLE",
     "for_chunks",
@@ -70,27 +72,6 @@ AVAILABLE = _POTRF is not None and _POTRI is not None
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
-
-
-def worker_count() -> int:
-    """The threads the columns are shared between: the cores this process may run on, at
-    most ``OMP_NUM_THREADS`` where that is set (the usual way of keeping several processes
-    on one machine from oversubscribing it).
-
-    Returns
-    -------
-    int
-        At least 1.
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    try:
-        cap = int(os.environ.get("OMP_NUM_THREADS", "0"))
-    except ValueError:
-        cap = 0
-    return max(1, min(cores, cap) if cap > 0 else cores)
 
 
 def _pool() -> ThreadPoolExecutor:

@@ -8,6 +8,7 @@ registering the methods must not load the solving modules
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,11 +16,32 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
-__all__ = ["SCHUR_CHUNK_BYTES", "band_is_cheaper", "band_order"]
+__all__ = ["SCHUR_CHUNK_BYTES", "band_is_cheaper", "band_order", "worker_count"]
 
 #: Columns whose ``H_u⁻¹`` are formed together when the Schur complement is summed (two
 #: ``chunk × n × n`` work arrays per thread).
 SCHUR_CHUNK_BYTES = 64 * 2**20
+
+
+def worker_count() -> int:
+    """The threads the columns are shared between: the cores this process may run on, at
+    most ``OMP_NUM_THREADS`` where that is set (the usual way of keeping several processes
+    on one machine from oversubscribing it).
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    try:
+        cap = int(os.environ.get("OMP_NUM_THREADS", "0"))
+    except ValueError:
+        cap = 0
+    return max(1, min(cores, cap) if cap > 0 else cores)
 
 
 def band_order(n: int, left: ArrayLike, right: ArrayLike) -> tuple[np.ndarray, int]:
