@@ -22,7 +22,8 @@ import privopt as po
 from privopt import InputError, measures
 from privopt.cli import main
 from privopt.resources import check_database_size, estimate_bytes, max_memory, parse_memory
-from privopt.solve.driver import distortion_scale, plain_failure_text
+from privopt.solve.driver import distortion_scale
+from privopt.solve.point import plain_failure_text
 from privopt.solve.verification import level_tolerance
 
 P3 = [0.5, 0.3, 0.2]

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     conn = Connection(fd)
     import privopt.methods  # noqa: F401  (the registry, and every method's module)
     from privopt.methods.base import Deadline, Task
-    from privopt.solve.driver import solve_in_process
+    from privopt.solve.point import solve_in_process
 
     conn.send(("ready", os.getpid()))
     payload = pickle.loads(conn.recv_bytes())

@@ -16,7 +16,7 @@ import numpy as np
 
 from privopt.closed_form_checks import identifiability_least_level
 from privopt.errors import InfeasibleError
-from privopt.solve.driver import PointOutcome, Run, least_distortion_with_extras
+from privopt.solve.point import PointOutcome, Run, least_distortion_with_extras
 from privopt.solve.results import LineSearchInfo
 from privopt.solve.verification import distortion_tolerance, repair_distortion, verify
 from privopt.status import Status
