@@ -191,26 +191,8 @@ class Run:
             if self.deadline.expired():
                 self.timed_out = True
                 break
-            if method.name not in self.tried:
-                self.tried.append(method.name)
-            task = Task(
-                self.request,
-                epsilon=epsilon,
-                budget=budget,
-                tol=min(self.tol, 1e-9),
-                deadline=self.deadline,
-                warm=self.warm.get(method.name) if method.warm_starts else None,
-                cache=self.cache,
-                report=self.on_progress,
-            )
-            start = time.perf_counter()
-            answer = self._call(method, task)
-            seconds = time.perf_counter() - start
-            self.solve_time += answer.solve_time or seconds
-            self.build_time = max(self.build_time, answer.build_time)
-            self.iterations += answer.iterations or 0
-            if answer.warm is not None:
-                self.warm[method.name] = answer.warm
+            answer, outcome, seconds = self.try_method(method, epsilon=epsilon, budget=budget)
+            # accept the answer, or fall back to the next method
             if answer.status == Status.TIME_LIMIT:
                 self.timed_out = True
                 self.attempts.append(Attempt(method.name, "time_limit", answer.message, seconds))
@@ -229,28 +211,12 @@ class Run:
                     Status.INFEASIBLE, None, answer, method.name, answer.least_achievable
                 )
                 break
-            if not answer.status.has_answer:
-                self._note(method, "failed", answer.message or str(answer.status), seconds)
+            if outcome is None:  # failed, unverified or contradicted by a closed form
                 continue
-            checked = verify(self.request, answer, epsilon=epsilon, budget=budget)
-            if not checked.feasible:
-                self._note(method, "unverified", checked.message, seconds)
-                continue
-            checks = point_checks(self.request, checked, epsilon=epsilon, budget=budget)
-            failed = [c for c in checks if not c.passed]
-            if failed:  # a closed form contradicts the answer: as good as a failed verification
-                self._note(method, "closed_form_mismatch", mismatch_text(failed), seconds)
-                continue
-            outcome = PointOutcome(
-                Status.OPTIMAL if checked.certified else Status.OPTIMAL_INACCURATE,
-                checked,
-                answer,
-                method.name,
-                closed_form=checks,
-            )
-            if checked.certified:
+            if outcome.status == Status.OPTIMAL:
                 self._emit(method.name, "done")
                 return outcome
+            checked = outcome.verified
             self._note(method, "optimal_inaccurate", checked.message, seconds)
             bound = checked.certificate.lower_bound
             if bound is not None and math.isfinite(bound):
@@ -277,6 +243,71 @@ class Run:
             f"{_point_text(epsilon, budget)} (tried {', '.join(m.name for m in self.chain)}"
             f"{'; ' + detail if detail else ''})"
         )
+
+    def try_method(
+        self, method: Method, *, epsilon: float | None = None, budget: float | None = None
+    ) -> tuple[Answer, PointOutcome | None, float]:
+        """Run one method on a point and check its answer, without deciding what to do next.
+
+        The run's accounting (solve time, iterations, warm starts) is updated; an answer
+        that is not used is noted as an attempt (failed, unverified, closed-form mismatch).
+
+        Parameters
+        ----------
+        method : Method
+            A method of the chain.
+        epsilon, budget : float, optional
+            The point, as for :meth:`point`.
+
+        Returns
+        -------
+        answer : Answer
+            What the method returned (its status says time limit or infeasibility).
+        outcome : PointOutcome or None
+            The verified answer, ``OPTIMAL`` when certified and ``OPTIMAL_INACCURATE``
+            otherwise, with the closed-form checks that passed; ``None`` when there is no
+            usable answer (the method failed, its answer did not verify, a closed form
+            contradicts it, or it stopped at the time limit or claimed infeasibility).
+        seconds : float
+            The method's wall time.
+        """
+        if method.name not in self.tried:
+            self.tried.append(method.name)
+        task = Task(
+            self.request,
+            epsilon=epsilon,
+            budget=budget,
+            tol=min(self.tol, 1e-9),
+            deadline=self.deadline,
+            warm=self.warm.get(method.name) if method.warm_starts else None,
+            cache=self.cache,
+            report=self.on_progress,
+        )
+        start = time.perf_counter()
+        answer = self._call(method, task)
+        seconds = time.perf_counter() - start
+        self.solve_time += answer.solve_time or seconds
+        self.build_time = max(self.build_time, answer.build_time)
+        self.iterations += answer.iterations or 0
+        if answer.warm is not None:
+            self.warm[method.name] = answer.warm
+        if answer.status in (Status.TIME_LIMIT, Status.INFEASIBLE):
+            return answer, None, seconds
+        if not answer.status.has_answer:
+            self._note(method, "failed", answer.message or str(answer.status), seconds)
+            return answer, None, seconds
+        checked = verify(self.request, answer, epsilon=epsilon, budget=budget)
+        if not checked.feasible:
+            self._note(method, "unverified", checked.message, seconds)
+            return answer, None, seconds
+        checks = point_checks(self.request, checked, epsilon=epsilon, budget=budget)
+        failed = [c for c in checks if not c.passed]
+        if failed:  # a closed form contradicts the answer: as good as a failed verification
+            self._note(method, "closed_form_mismatch", mismatch_text(failed), seconds)
+            return answer, None, seconds
+        status = Status.OPTIMAL if checked.certified else Status.OPTIMAL_INACCURATE
+        outcome = PointOutcome(status, checked, answer, method.name, closed_form=checks)
+        return answer, outcome, seconds
 
     def _surely_feasible(self, epsilon, budget) -> bool:
         request = self.request
