@@ -741,7 +741,7 @@ def _submit_all(executor, calls: list[tuple]) -> list:
     import cloudpickle
 
     from benchmarks import baselines as _baselines
-    from privopt.solve.batch import resolve_executor
+    from privopt.solve.executors import resolve_executor
 
     for module in (sys.modules[__name__], _baselines):
         cloudpickle.register_pickle_by_value(module)

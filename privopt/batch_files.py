@@ -944,7 +944,7 @@ def _solve_on(
 ) -> None:
     """Solve ``tasks`` on a Dask client (or any executor), recording each row; a task whose
     worker was lost (after the scheduler's retries) is recorded as an error."""
-    from privopt.solve.batch import resolve_executor
+    from privopt.solve.executors import resolve_executor
 
     pool = resolve_executor(executor)
     futures = {}

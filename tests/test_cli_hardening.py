@@ -653,12 +653,12 @@ def test_a_complete_curve_renames_the_partial_file(tmp_path, capsys, monkeypatch
 def test_absurd_point_counts_are_refused_at_once(capsys, monkeypatch):
     import tracemalloc
 
-    import privopt.solve.api
+    import privopt.solve.sweeps
 
     solved = []  # refused before any point is solved, and before the 10⁷ points are listed
-    real = privopt.solve.api.solve_request
+    real = privopt.solve.sweeps.solve_request
     monkeypatch.setattr(
-        privopt.solve.api, "solve_request", lambda *a, **k: solved.append(1) or real(*a, **k)
+        privopt.solve.sweeps, "solve_request", lambda *a, **k: solved.append(1) or real(*a, **k)
     )
     tracemalloc.start()
     try:

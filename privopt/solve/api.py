@@ -3,19 +3,18 @@ program) and :func:`sweep` (a privacy–distortion curve)."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from privopt.errors import InfeasibleError, InputError, PrivoptError, close_matches
-from privopt.methods.base import Deadline, ProgressEvent
+from privopt.errors import InfeasibleError, InputError, close_matches
+from privopt.methods.base import ProgressEvent
 from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.request import prepare_request
-from privopt.resources import max_memory as memory_bound
-from privopt.solve.driver import solve_request
+from privopt.solve.options import DEFAULT_TOL, SolveOptions
 from privopt.solve.progress import design_progress, points_progress
 from privopt.solve.results import Curve, DesignResult
-from privopt.solve.selection import choose_methods
+from privopt.solve.run import run_design
+from privopt.solve.sweeps import solve_sweep_points, sweep_in_chunks
 from privopt.solve.units import (
     check_unit,
     from_nats,
@@ -24,93 +23,16 @@ from privopt.solve.units import (
     result_in_unit,
     to_nats,
 )
-from privopt.status import Status
 from privopt.validation import (
     check_budget,
     check_callable,
-    check_flag,
     check_level,
-    check_time_limit,
-    check_tolerance,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.methods.cvxpy_program.program import PrivacyProblem
 
 __all__ = ["design", "solve_problem", "sweep"]
-
-#: Default bracket width of the budget-mode line search (nats).
-DEFAULT_TOL = 1e-7
-
-
-def _options_cache(solver_options: dict | None) -> dict:
-    if solver_options is None:
-        return {}
-    if not isinstance(solver_options, dict):
-        raise InputError("expected a dict {method name: {option: value}}", "solver_options")
-    for name, opts in solver_options.items():
-        if not isinstance(opts, dict):
-            raise InputError(
-                f"the options of {name!r} must be a dict {{option: value}}, got "
-                f"{type(opts).__name__} {opts!r}",
-                "solver_options",
-            )
-    return {("options", str(name)): dict(opts) for name, opts in solver_options.items()}
-
-
-def _solve(
-    request,
-    solver,
-    tol,
-    time_limit,
-    raise_on_infeasible,
-    on_progress,
-    solver_options,
-    program: PrivacyProblem | None = None,
-    max_memory=None,
-) -> DesignResult:
-    """Check the run's settings, choose the methods and hand the request to the driver."""
-    tol = check_tolerance(tol, "tol")
-    time_limit = check_time_limit(time_limit, "time_limit")
-    # the limit counts from here: choosing the methods may search metric privacy's pairs
-    # (2 s on a 20 × 20 map) and is part of the run
-    deadline = Deadline(time_limit)
-    raise_on_infeasible = check_flag(raise_on_infeasible, "raise_on_infeasible")
-    on_progress = check_callable(on_progress, "on_progress")
-    # a line search is a run of ε points, warm-started like a sweep
-    bound = memory_bound(max_memory)
-    chain = choose_methods(request, solver, sweep=request.uses_line_search, max_memory_bytes=bound)
-    cache = _options_cache(solver_options)
-    if program is not None:  # the user's program, with any constraints added to it
-        cache[("cvxpy", program.form)] = program
-    result = solve_request(
-        request,
-        chain,
-        tol=tol,
-        deadline=deadline,
-        raise_on_infeasible=raise_on_infeasible,
-        on_progress=on_progress,
-        cache=cache,
-        max_memory=bound,
-    )
-    _attach_notes(request, result)
-    return result
-
-
-def _attach_notes(request, result: DesignResult) -> None:
-    """Copy the request's notes and the notion's notes on the answer into ``result.extra``;
-    a note that weakens the guarantee is also a warning."""
-    result.extra.update(dict(request.notes))
-    if result.mechanism is None or request.mode is None:
-        return
-    level = request.epsilon if request.mode == "epsilon" else result.epsilon
-    notes = request.notion.result_notes(
-        request.prior, result.mechanism.matrix, float(level), **request.options
-    )
-    for value in notes.values():
-        if isinstance(value, str):
-            warnings.warn(value, UserWarning, stacklevel=4)
-    result.extra.update(notes)
 
 
 def design(
@@ -217,18 +139,21 @@ def design(
         observe_secret=observe_secret,
         **options,
     )
-    status = design_progress(progress, on_progress, f"privopt: {request.notion.name}")
+    settings = SolveOptions.checked(
+        solver=solver,
+        tol=tol,
+        time_limit=time_limit,
+        raise_on_infeasible=raise_on_infeasible,
+        on_progress=on_progress,
+        solver_options=solver_options,
+        max_memory=max_memory,
+        unit=unit,
+    )
+    status = design_progress(progress, settings.on_progress, f"privopt: {request.notion.name}")
+    if status is not None:
+        settings = settings.replace(on_progress=status)
     try:
-        result = _solve(
-            request,
-            solver,
-            tol,
-            time_limit,
-            raise_on_infeasible,
-            status if status is not None else on_progress,
-            solver_options,
-            max_memory=max_memory,
-        )
+        result = run_design(request, settings)
     except InfeasibleError as exc:
         if unit != "nats" and exc.quantity == "epsilon" and exc.least_achievable is not None:
             least = from_nats(exc.least_achievable, unit)
@@ -279,17 +204,16 @@ def solve_problem(
             f"expected a PrivacyProblem from privopt.build_problem, got {type(pp).__name__}",
             "problem",
         )
-    return _solve(
-        pp.request,
-        solver,
-        tol,
-        time_limit,
-        raise_on_infeasible,
-        on_progress,
-        solver_options,
-        pp,
+    settings = SolveOptions.checked(
+        solver=solver,
+        tol=tol,
+        time_limit=time_limit,
+        raise_on_infeasible=raise_on_infeasible,
+        on_progress=on_progress,
+        solver_options=solver_options,
         max_memory=max_memory,
     )
+    return run_design(pp.request, settings, pp)
 
 
 def sweep(
@@ -467,9 +391,15 @@ def sweep(
     first_ok = next((v for v in points if not isinstance(v, InputError)), None)
     if first_ok is None:
         raise points[0]
-    tol = check_tolerance(tol, "tol")
-    time_limit = check_time_limit(time_limit, "time_limit")
-    on_progress = check_callable(on_progress, "on_progress")
+    settings = SolveOptions.checked(
+        solver=solver,
+        tol=tol,
+        time_limit=time_limit,
+        on_progress=on_progress,
+        solver_options=solver_options,
+        max_memory=max_memory,
+        unit=unit,
+    )
     if not (progress is None or isinstance(progress, bool)):
         progress = check_callable(progress, "progress")
     request = prepare_request(
@@ -484,34 +414,16 @@ def sweep(
     )
     progress = points_progress(progress, f"privopt: {request.notion.name}")
     if executor is None and chunk_size is None:
-        records, results = solve_sweep_points(
-            request,
-            mode,
-            points,
-            values,
-            solver=solver,
-            tol=tol,
-            time_limit=time_limit,
-            solver_options=solver_options,
-            on_progress=on_progress,
-            progress=progress,
-            max_memory=max_memory,
-        )
+        records, results = solve_sweep_points(request, mode, points, values, settings, progress)
     else:
-        from privopt.solve.batch import sweep_in_chunks
-
         records, results = sweep_in_chunks(
             request,
             mode,
             points,
             values,
+            options=settings,
             executor=executor,
             chunk_size=chunk_size,
-            solver=solver,
-            tol=tol,
-            time_limit=time_limit,
-            solver_options=solver_options,
-            on_progress=on_progress,
             progress=progress,
         )
     if unit != "nats":
@@ -561,9 +473,15 @@ def _banded_sweep(
     band, band_abs = check_band(band, band_abs)
     if band_abs is not None and mode == "max_distortion":
         band_abs = to_nats(band_abs, unit)
-    tol = check_tolerance(tol, "tol")
-    time_limit = check_time_limit(time_limit, "time_limit")
-    on_progress = check_callable(on_progress, "on_progress")
+    settings = SolveOptions.checked(
+        solver=solver,
+        tol=tol,
+        time_limit=time_limit,
+        on_progress=on_progress,
+        solver_options=solver_options,
+        max_memory=max_memory,
+        unit=unit,
+    )
     refine = kind.endswith("_range")
     values = None
     if refine:
@@ -615,12 +533,12 @@ def _banded_sweep(
         band=band,
         band_abs=band_abs,
         max_points=limit,
-        solver=solver,
-        tol=tol,
-        time_limit=time_limit,
-        solver_options=solver_options,
-        on_progress=on_progress,
-        max_memory=max_memory,
+        solver=settings.solver,
+        tol=settings.tol,
+        time_limit=settings.time_limit,
+        solver_options=settings.solver_options,
+        on_progress=settings.on_progress,
+        max_memory=settings.max_memory,
         refine=refine,
         values=values,
     )
@@ -636,201 +554,3 @@ def _banded_sweep(
             curve.notion, mode, records, results, unit=unit, band=curve.band.in_unit(unit)
         )
     return curve
-
-
-def solve_sweep_points(
-    request,
-    mode: str,
-    points: Sequence,
-    values: Sequence,
-    *,
-    solver,
-    tol: float,
-    time_limit: float | None,
-    solver_options: dict | None,
-    on_progress: Callable[[ProgressEvent], None] | None = None,
-    progress=None,
-    max_memory=None,
-) -> tuple[list[dict], list[DesignResult | None]]:
-    """Choose the methods for a sweep and solve its consecutive points (one chunk).
-
-    Parameters
-    ----------
-    request : DesignRequest
-    mode : {"epsilon", "max_distortion"}
-    points, values : sequence
-        The points as given and as validated numbers.
-    solver, tol, time_limit, solver_options, on_progress, progress, max_memory
-        As for :func:`sweep`.
-
-    Returns
-    -------
-    (list of dict, list of DesignResult or None)
-        The records and the results, as :func:`sweep_points`.
-    """
-    deadline = Deadline(time_limit)  # from here: choosing the methods is part of the run
-    bound = memory_bound(max_memory)
-    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=bound)
-    return sweep_points(
-        request,
-        chain,
-        mode,
-        points,
-        values,
-        tol=tol,
-        deadline=deadline,
-        time_limit=time_limit,
-        cache=_options_cache(solver_options),
-        on_progress=on_progress,
-        progress=progress,
-        max_memory=bound,
-    )
-
-
-def sweep_points(
-    request,
-    chain: Sequence,
-    mode: str,
-    points: Sequence,
-    values: Sequence,
-    *,
-    tol: float,
-    deadline: Deadline,
-    time_limit: float | None,
-    cache: dict,
-    on_progress: Callable[[ProgressEvent], None] | None = None,
-    progress=None,
-    warm: dict | None = None,
-    max_memory: float | None = None,
-) -> tuple[list[dict], list[DesignResult | None]]:
-    """Solve consecutive points of a sweep, each warm-started from the previous one.
-
-    The loop of :func:`sweep`, also run on each chunk of a sweep spread over an executor
-    (:mod:`privopt.solve.batch`).
-
-    Parameters
-    ----------
-    request : DesignRequest
-        The request at any point of the sweep (:meth:`DesignRequest.at` moves it).
-    chain : sequence of Method
-        From :func:`~privopt.solve.selection.choose_methods`.
-    mode : {"epsilon", "max_distortion"}
-    points : sequence of float or InputError
-        The checked points (an :class:`InputError` for a point that failed its check).
-    values : sequence
-        The points as given (recorded as ``requested_<mode>``).
-    tol : float
-        Bracket width of the budget-mode line search (nats).
-    deadline : Deadline
-        Shared by every point.
-    time_limit : float or None
-        The seconds ``deadline`` was set with (for the message of a point after it).
-    cache : dict
-        Scratch space shared by the points (compiled programs, solver options).
-    on_progress : callable, optional
-        Receives progress events.
-    progress : callable, optional
-        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
-    warm : dict, optional
-        The ``warm_state`` of a result of the same instance to start the first point from.
-    max_memory : float, optional
-        The memory bound (bytes) of a method run in a child process (default
-        :func:`privopt.resources.max_memory`).
-
-    Returns
-    -------
-    records : list of dict
-        One :class:`Curve` record per point.
-    results : list of DesignResult or None
-        The full result of each point (``None`` where a point failed).
-    """
-    records: list[dict] = []
-    results: list[DesignResult | None] = []
-    noted: list[tuple[float, str]] = []
-    iterator = progress(points) if progress is not None else points
-    for index, value in enumerate(iterator):
-        if isinstance(value, InputError):
-            records.append(
-                {
-                    "notion": request.notion.name,
-                    f"requested_{mode}": values[index],
-                    "epsilon": None,
-                    "distortion": None,
-                    "status": str(Status.ERROR),
-                    "verified": False,
-                    "message": str(value),
-                }
-            )
-            results.append(None)
-            continue
-        record = {"notion": request.notion.name, f"requested_{mode}": value}
-        if deadline.expired():
-            record.update(
-                epsilon=None,
-                distortion=None,
-                status=str(Status.TIME_LIMIT),
-                verified=False,
-                message=f"time limit of {time_limit:g} s reached before this point",
-            )
-            records.append(record)
-            results.append(None)
-            continue
-        point = request.at(**{mode: value})
-        try:
-            result = solve_request(
-                point,
-                chain,
-                tol=tol,
-                deadline=deadline,
-                raise_on_infeasible=False,
-                warm=warm,
-                cache=cache,
-                on_progress=on_progress,
-                max_memory=max_memory,
-            )
-        except PrivoptError as exc:
-            record.update(
-                epsilon=None,
-                distortion=None,
-                status=str(Status.ERROR),
-                verified=False,
-                message=str(exc),
-            )
-            records.append(record)
-            results.append(None)
-            continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            _attach_notes(point, result)
-        if caught:
-            noted.append((value, str(caught[0].message)))
-        if result.warm_state is not None:
-            warm = result.warm_state
-        solve_time = result.solver.solve_time_s if result.solver is not None else None
-        record.update(
-            epsilon=result.epsilon,
-            distortion=result.distortion,
-            status=str(result.status),
-            verified=result.verified,
-            solve_time_s=solve_time,
-        )
-        if result.closed_form:
-            record["closed_form_ok"] = all(c.passed for c in result.closed_form)
-            for check in result.closed_form:
-                if check.relation in ("equal", "at_least", "at_most"):
-                    record[f"closed_form.{check.name}"] = check.expected
-        if result.status == Status.INFEASIBLE:
-            record["least_achievable"] = result.least_achievable
-            record["message"] = result.message
-        elif result.status == Status.TIME_LIMIT:
-            record["message"] = result.message
-        records.append(record)
-        results.append(result)
-    if noted:  # one warning for the sweep; each point's result.extra holds its own note
-        first, message = noted[0]
-        warnings.warn(
-            f"{len(noted)} point(s) of the sweep, the first at {mode} = {first:g}: {message}",
-            UserWarning,
-            stacklevel=3,
-        )
-    return records, results

@@ -38,8 +38,10 @@ from privopt.solve.curve_band import (
     epsilon_band,
 )
 from privopt.solve.driver import distortion_scale
+from privopt.solve.options import method_cache
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
+from privopt.solve.sweeps import sweep_points
 from privopt.solve.verification import OBJECTIVE_RTOL
 
 __all__ = [
@@ -142,8 +144,6 @@ def _solve(
     on_progress,
 ) -> None:
     """Solve ``values`` one by one, each warm-started from its nearest solved neighbour."""
-    from privopt.solve.api import sweep_points
-
     for value in values:
         warm = None
         if state.points:
@@ -335,10 +335,8 @@ def certified_sweep(
         One record per solved point (sorted), with the envelopes at the points, and
         :attr:`~privopt.solve.Curve.band`.
     """
-    from privopt.solve.api import _options_cache
-
     chain = choose_methods(request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory))
-    cache = _options_cache(solver_options)
+    cache = method_cache(solver_options)
     deadline = Deadline(time_limit)
     scale = distortion_scale(request.distortion)
     state = _State(request, mode, CurveEvidence(request), scale)
