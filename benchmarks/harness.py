@@ -3,7 +3,8 @@
 Every measurement runs in this process, one after the other, so the ratio to the baseline
 (the plain cvxpy formulation, :mod:`benchmarks.baselines`) holds on a noisy machine. Peak
 memory is the process's resident high-water mark, reset before each run through
-``/proc/self/clear_refs`` (Linux); elsewhere it is reported as missing.
+``/proc/self/clear_refs`` (Linux); elsewhere it is reported as missing. The measuring code is
+privopt's own (:mod:`privopt.comparison`, shared with ``privopt compare``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 import privopt as po
 from benchmarks import baselines
 from privopt import closed_forms
+from privopt.comparison import measure
 from privopt.request import prepare_request
 from privopt.solve.selection import choose_methods, why_not
 
@@ -48,24 +50,6 @@ class Case:
     reference: float | None = None
     reference_what: str = ""
     extra: dict = field(default_factory=dict)
-
-
-def _reset_peak() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_mb() -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return float("nan")
 
 
 def _applies(name: str, prior, dist, notion: str, mode: str) -> bool:
@@ -718,13 +702,15 @@ def _curve_row(size: str, label: str, pr, dist, notion: str) -> dict:
 
 
 def _measure(run: Callable[[], tuple[float, dict]]) -> tuple[float, dict]:
-    gc.collect()
-    has_peak = _reset_peak()
-    try:
-        value, info = run()
-    except Exception as exc:  # a benchmark records failures instead of stopping
+    """Run one measurement with privopt's own measuring code (:func:`privopt.comparison.measure`,
+    which ``privopt compare`` uses too); a failure is recorded instead of stopping the run."""
+    outcome, measured = measure(run)
+    if measured.error is not None:
+        exc = measured.error
         value, info = float("nan"), {"status": f"error: {type(exc).__name__}: {exc}"[:200]}
-    info["peak_mb"] = _peak_mb() if has_peak else float("nan")
+    else:
+        value, info = outcome
+    info["peak_mb"] = measured.peak_mb
     return value, info
 
 

@@ -41,6 +41,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "methods": ("privopt.methods", None),
     "validation": ("privopt.validation", None),
     "files": ("privopt.files", None),
+    "compare": ("privopt.comparison", "compare"),
+    "Comparison": ("privopt.comparison", "Comparison"),
     "PrivacyProblem": ("privopt.methods.cvxpy_program", "PrivacyProblem"),
     "build_problem": ("privopt.methods.cvxpy_program", "build_problem"),
     "METHODS": ("privopt.methods", "METHODS"),
@@ -71,6 +73,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "notion_names": ("privopt.notions", "notion_names"),
     "Curve": ("privopt.solve", "Curve"),
     "DesignResult": ("privopt.solve", "DesignResult"),
+    "ResultList": ("privopt.solve", "ResultList"),
     "design": ("privopt.solve", "design"),
     "leakage_report": ("privopt.solve", "leakage_report"),
     "solve_problem": ("privopt.solve", "solve_problem"),
@@ -98,6 +101,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         persuasive,
         validation,
     )
+    from privopt.comparison import Comparison, compare
     from privopt.counting import LaplaceCounting, counting_query_prior
     from privopt.methods import METHODS, method_names
     from privopt.methods.cvxpy_program import PrivacyProblem, build_problem
@@ -122,6 +126,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         CertificateReport,
         Curve,
         DesignResult,
+        ResultList,
         SolverRun,
         design,
         leakage_report,
@@ -178,6 +183,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CertificateReport",
+    "Comparison",
     "Curve",
     "DatabasePrior",
     "DesignRequest",
@@ -199,6 +205,7 @@ __all__ = [
     "PrivacyProblem",
     "Prior",
     "PrivoptError",
+    "ResultList",
     "SolverError",
     "SolverRun",
     "Status",
@@ -207,6 +214,7 @@ __all__ = [
     "build_problem",
     "closed_form_checks",
     "closed_forms",
+    "compare",
     "compare_with_laplace",
     "counting",
     "counting_query_prior",

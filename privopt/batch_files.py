@@ -69,6 +69,7 @@ __all__ = [
     "collect_problem_files",
     "problem_key",
     "read_results",
+    "read_results_frame",
     "run_batch",
     "solve_problem_data",
 ]
@@ -452,6 +453,36 @@ def read_results(path: str | os.PathLike) -> list[dict]:
             f"cannot read the results {name!r}: {'; '.join(loaded.damage[:3])}", "--out"
         )
     return loaded.rows
+
+
+def read_results_frame(path: str | os.PathLike):
+    """The results table of a batch (``privopt batch --out``) as a pandas DataFrame.
+
+    Needs pandas (the ``[frames]`` extra). The rows of :func:`read_results`, typed as in
+    :data:`BATCH_COLUMNS`, in the columns' order; empty (with those columns) when the file
+    does not exist yet.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.csv`` or ``.parquet`` table.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    InputError
+        As :func:`read_results`.
+    """
+    from privopt._frames import frame
+
+    rows = read_results(path)
+    table = frame(rows, "read_results_frame", list(BATCH_COLUMNS))
+    if not rows:
+        table = table.reindex(columns=list(BATCH_COLUMNS))
+    return table
 
 
 def _write_table(path: str, rows: list[dict]) -> None:

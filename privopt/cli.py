@@ -6,9 +6,11 @@ Commands::
                   [--plot P.png|.pdf|.svg [--cell LABEL]]
     privopt curve FILE (--epsilon A:B:K | --max-distortion A:B:K) [--max-points N]
                   [--notions a,b,c] [--csv P] [--json] [--plot P.png|.pdf|.svg] [--solver NAME]
+    privopt curve FILE (--epsilon A:B | --max-distortion A:B) (--band TOL | --band-abs TOL) …
     privopt audit FILE [--json] [--mechanism mech.json|.csv|.npz]
     privopt demo [--out-dir DIR] [--json] [--no-plot]
     privopt batch FILE|DIR… --out results.csv|.parquet [--workers N | --scheduler ADDRESS]
+    privopt compare FILE [--methods a,b,c] [--time-limit S] [--csv P] [--plot P] [--json]
     privopt notions | solvers
 
 Exit codes: 0 solved; 1 the request is infeasible (the least achievable value is on stderr and,
@@ -51,7 +53,13 @@ from privopt._io import (
     escape_text,
     same_output,
 )
-from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.errors import (
+    InfeasibleError,
+    InputError,
+    PrivoptError,
+    close_matches,
+    did_you_mean,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
@@ -238,6 +246,7 @@ def _about(path: str | None):
         if path and not str(exc).startswith(f"{path}:"):
             err = InputError(f"{path}: {exc}", code=exc.code)
             err.field = exc.field
+            err.suggestions = exc.suggestions
             raise err from None
         raise
 
@@ -268,9 +277,13 @@ def _option_error(
     at = text.find(f"{exc.field}: ")
     head, body = text[:at], text[at + len(exc.field) + 2 :]
     if exc.field == "max_memory":  # no method fits the memory bound
-        body = body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory").replace(
-            "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
-            "raise --max-memory to change it",
+        body = (
+            body.replace("PRIVOPT_MAX_MEMORY / max_memory=", "--max-memory")
+            .replace("--max-memory, max_memory= or PRIVOPT_MAX_MEMORY", "--max-memory")
+            .replace(
+                "set PRIVOPT_MAX_MEMORY, max_memory= or --max-memory to change it",
+                "raise --max-memory to change it",
+            )
         )
         if getattr(args, "max_memory", None) is not None:
             return InputError(body, "--max-memory")
@@ -278,7 +291,9 @@ def _option_error(
         err.field = None
         return err
     if solver is not None:
-        return InputError(body, "--solver")
+        renamed = InputError(body, "--solver")
+        renamed.suggestions = exc.suggestions
+        return renamed
     return None
 
 
@@ -928,6 +943,7 @@ def _curve_in(curve, mode: str, unit: str):
         records=_records_in(curve.records, mode, unit),
         results=[None if r is None else result_in_unit(r, unit) for r in curve.results],
         unit=unit,
+        band=None if curve.band is None else curve.band.in_unit(unit),
     )
 
 
@@ -942,6 +958,10 @@ def _records_in(records: list[dict], mode: str, unit: str) -> list[dict]:
     values = (
         [from_nats(r.get("requested_epsilon"), unit) for r in out] if mode == "epsilon" else None
     )
+    for r in out:  # a banded budget curve's envelopes are levels too
+        for key in ("epsilon_lower", "epsilon_upper"):
+            if r.get(key) is not None:
+                r[key] = from_nats(r[key], unit)
     return records_in_unit(out, mode, unit, values)
 
 
@@ -1064,7 +1084,7 @@ def _plot(spec: ProblemSpec, curves, path: str, highlight=None) -> str:
 
     fig = plotting.plot_curves(
         curves,
-        prior=spec.prior,
+        prior=spec.location if spec.location is not None else spec.prior,  # a map: named so
         distortion=spec.distortion,
         neighbors=spec.neighbors,
         highlight=highlight,
@@ -1086,27 +1106,23 @@ def cmd_curve(args: argparse.Namespace) -> int:
         The exit code: 0 every point solved or infeasible, 3 a point failed or hit the time
         limit (the points computed are still printed and written).
     """
-    from privopt.notions import get_notion
 
     spec = load_problem(args.file)
-    if args.max_points < 1:
+    if args.max_points is not None and args.max_points < 1:
         raise InputError(f"must be >= 1, got {args.max_points}", "--max-points")
+    banded = args.band is not None or args.band_abs is not None
     if args.epsilon is not None:
-        mode, option = "epsilon", "--epsilon"
-        points = _parse_range(args.epsilon, option, args.max_points)
+        mode, option, text = "epsilon", "--epsilon", args.epsilon
     else:
-        mode, option = "max_distortion", "--max-distortion"
-        points = _parse_range(args.max_distortion, option, args.max_points)
-    if args.notions:
-        names = [n.strip() for n in args.notions.split(",") if n.strip()]
-        if not names:
-            raise InputError("expected a comma-separated list of notions", "--notions")
-        try:
-            notions = [get_notion(n).name for n in names]
-        except InputError as exc:
-            raise InputError(str(exc).split(": ", 1)[-1], "--notions") from None
-    else:
-        notions = [spec.notion]
+        mode, option, text = "max_distortion", "--max-distortion", args.max_distortion
+    if banded and text.count(":") == 1:
+        return _curve_banded(args, spec, mode, option, _parse_span(text, option))
+    if args.max_points is None:
+        args.max_points = MAX_CURVE_POINTS
+    points = _parse_range(text, option, args.max_points)
+    if banded:
+        return _curve_banded(args, spec, mode, option, points)
+    notions = _curve_notions(args, spec)
     if len(points) * len(notions) > args.max_points:
         total, what = len(points) * len(notions), f"points ({len(points)} × {len(notions)} notions)"
         raise InputError(_too_many_points(total, args.max_points, what), option)
@@ -1160,6 +1176,178 @@ def cmd_curve(args: argparse.Namespace) -> int:
     if _note_time_limit(spec.path, records):
         code = 3
     return code
+
+
+def _parse_span(text: str, option: str) -> tuple[float, float]:
+    """``START:STOP`` → the range of an adaptive banded curve."""
+    parts = text.split(":")
+    try:
+        lo, hi = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise InputError(
+            f"expected numbers START:STOP (e.g. 0.05:3), got {text!r}", option
+        ) from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo < 0 or not lo < hi:
+        raise InputError(f"expected 0 <= START < STOP, both finite, got {text!r}", option)
+    return lo, hi
+
+
+def _parse_band(text: str, option: str) -> float:
+    """``--band``: a fraction (``0.01``) or a percentage (``1%``); ``--band-abs``: a width."""
+    raw = text.strip()
+    percent = option == "--band" and raw.endswith("%")
+    try:
+        value = float(raw[:-1] if percent else raw)
+    except ValueError:
+        what = "a fraction such as 0.01 or 1%" if option == "--band" else "a number > 0"
+        raise InputError(f"expected {what}, got {text!r}", option) from None
+    value = value / 100 if percent else value
+    if not (math.isfinite(value) and value > 0) or (option == "--band" and value > 1):
+        raise InputError(f"expected a tolerance in (0, 1] (or (0%, 100%]), got {text!r}", option)
+    return value
+
+
+def _curve_banded(args: argparse.Namespace, spec, mode: str, option: str, given) -> int:
+    """``privopt curve --band``: the curve of each notion with its certified band, chosen
+    adaptively on a range ``(lo, hi)`` or over given points; the table (points, then the
+    band's rows), JSON, figure and a summary of each band."""
+    from privopt.notions import get_notion
+    from privopt.solve import sweep
+    from privopt.solve.curve_sweep import DEFAULT_MAX_POINTS
+
+    tolerance: dict = {}
+    if args.band is not None:
+        tolerance["band"] = _parse_band(args.band, "--band")
+    else:
+        tolerance["band_abs"] = _parse_band(args.band_abs, "--band-abs")
+    notions = _curve_notions(args, spec)
+    ranged = isinstance(given, tuple)
+    if ranged:
+        key = "epsilon_range" if mode == "epsilon" else "max_distortion_range"
+        budget = args.max_points if args.max_points is not None else DEFAULT_MAX_POINTS
+        if budget < 2:
+            raise InputError(f"a range needs at least 2 points, got {budget}", "--max-points")
+        extra = {key: given, "max_points": budget}
+    else:
+        extra = {"epsilons" if mode == "epsilon" else "max_distortions": given}
+        if len(given) * len(notions) > args.max_points:
+            what = f"points ({len(given)} × {len(notions)} notions)"
+            raise InputError(
+                _too_many_points(len(given) * len(notions), args.max_points, what), option
+            )
+    if args.plot:
+        check_output_path(args.plot, "--plot", extensions=PLOT_FORMATS, inputs=[args.file])
+    if args.csv:
+        check_output_path(args.csv, "--csv", inputs=[args.file])
+        if args.plot and same_output(args.csv, args.plot):
+            raise InputError(f"{args.csv!r} is also the --plot file; give two paths", "--csv")
+    unit = getattr(args, "unit", "nats")  # of the output; levels are given in nats
+    deadline = _deadline(args.time_limit, spec.time_limit)
+    curves = []
+    with _options_named(args):
+        for notion in notions:
+            remaining = None if not deadline.limited else max(deadline.remaining(), 1e-6)
+            with _about(spec.path), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the summary below says where it is wide
+                curves.append(
+                    sweep(
+                        spec.prior,
+                        spec.distortion,
+                        notion,
+                        solver=args.solver or spec.solver,
+                        time_limit=remaining,
+                        **tolerance,
+                        **extra,
+                        **spec.design_kwargs(get_notion(notion).name),
+                    )
+                )
+    records = _curve_records(curves)
+    shown = [_curve_in(c, mode, unit) for c in curves]
+    rows = _records_in(records, mode, unit)
+    for curve in shown:
+        rows += [{"notion": curve.notion, "kind": "band", **r} for r in curve.band.to_records()]
+    if args.csv:
+        _write_band_csv(args.csv, rows, mode)
+    if args.plot:
+        _plot(spec, shown, args.plot)
+    if args.json:
+        _print_json(
+            {
+                "records": _records_in(records, mode, unit),
+                "bands": [{"notion": c.notion, **c.band.to_dict()} for c in shown],
+            }
+        )
+    else:
+        print(_curve_text(spec, curves, mode, unit))
+        for curve in shown:
+            print(_band_text(curve))
+        for what, path in (("table", args.csv), ("figure", args.plot)):
+            if path:
+                print(f"\nwrote the {what} to {escape_text(path)}")
+    for curve in shown:
+        if not curve.band.met and curve.band.stopped:
+            _note(f"privopt: {spec.path}: {_band_text(curve).strip()}")
+    code = 0
+    errors = [r for r in records if r.get("status") == "error"]
+    if errors:
+        _note(f"privopt: {spec.path}: {len(errors)} point(s) failed; first: {errors[0]['message']}")
+        code = 3
+    if _note_time_limit(spec.path, records):
+        code = 3
+    return code
+
+
+def _curve_notions(args: argparse.Namespace, spec) -> list[str]:
+    """The notions of ``privopt curve``: ``--notions`` or the file's."""
+    from privopt.notions import get_notion
+
+    if not args.notions:
+        return [spec.notion]
+    names = [n.strip() for n in args.notions.split(",") if n.strip()]
+    if not names:
+        raise InputError("expected a comma-separated list of notions", "--notions")
+    try:
+        return [get_notion(n).name for n in names]
+    except InputError as exc:
+        raise InputError(str(exc).split(": ", 1)[-1], "--notions") from None
+
+
+def _band_text(curve) -> str:
+    """One notion's band in words: its width and, if it is not within the tolerance, where."""
+    band = curve.band
+    what = "E[d]" if band.mode == "epsilon" else f"ε ({band.unit})"
+    share = f" ({100 * band.relative_width:.3g} % of the range)" if band.range > 0 else ""
+    head = (
+        f"\n  {curve.notion}: band on {what} {band.width:.4g}{share}, tolerance "
+        f"{band.tolerance:.4g}, {band.points} points"
+    )
+    if band.met:
+        return head + ": within the tolerance everywhere"
+    wide = ", ".join(f"[{a:.4g}, {b:.4g}] ({w:.3g})" for a, b, w in band.wide()[:6])
+    stop = f" ({band.stopped})" if band.stopped else ""
+    return head + f"{stop}: still wider on {wide}"
+
+
+def _write_band_csv(path: str, rows: list[dict], mode: str) -> None:
+    """The ``curve --band`` table: the points, then every band's rows (``kind = band``)."""
+    from privopt.solve.curve_band import band_columns
+    from privopt.solve.results import CURVE_KEYS
+
+    other = "requested_max_distortion" if mode == "epsilon" else "requested_epsilon"
+    x = "epsilon" if mode == "epsilon" else "max_distortion"
+    columns = ["kind", *[c for c in CURVE_KEYS if c != other], *band_columns(mode), "solved"]
+    if any("unit" in r for r in rows):
+        columns.append("unit")
+    with atomic_stream(path, newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for r in rows:
+            r = dict(r)
+            if r.get("kind") == "band":  # the band's value is the row's requested one
+                r[f"requested_{mode}"] = r.pop(x)
+            else:
+                r["kind"] = "point"
+            writer.writerow({k: _csv_value(v) for k, v in r.items()})
 
 
 def _note_time_limit(path: str, records: list[dict], more: str = "") -> int:
@@ -1624,6 +1812,97 @@ def cmd_solvers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``privopt compare``: run every applicable method on a file's request with a time limit
+    each; print the table (time, memory, status, certified gap, agreement with the best
+    certified answer); write ``--csv`` and ``--plot`` (:mod:`privopt.comparison`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`build_parser`).
+
+    Returns
+    -------
+    int
+        0 when some method gave a verified answer, 1 when every method found the request
+        infeasible, 3 otherwise.
+    """
+    from privopt.comparison import DEFAULT_TIME_LIMIT, compare
+
+    spec = load_problem(args.file)
+    if spec.notion is None or spec.mode is None or spec.distortion is None:
+        raise InputError(
+            "the file has no design request (needs [distortion] and [privacy] with a notion "
+            "and epsilon or max_distortion)",
+            "privacy",
+        )
+    if args.plot:
+        check_output_path(args.plot, "--plot", extensions=PLOT_FORMATS, inputs=[args.file])
+    if args.csv:
+        check_output_path(args.csv, "--csv", extensions=(".csv",), inputs=[args.file])
+        if args.plot and same_output(args.csv, args.plot):
+            raise InputError(f"{args.csv!r} is also the --plot file; give two paths", "--csv")
+    methods = None
+    if args.methods:
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    limit = args.time_limit if args.time_limit is not None else spec.time_limit
+    limit = DEFAULT_TIME_LIMIT if limit is None else limit
+
+    def said(row: dict) -> None:
+        _note(f"privopt compare: {row['method']}: {row['status']} in {row['seconds']:.3g} s")
+
+    try:
+        with _about(spec.path):
+            table = compare(
+                spec.location if spec.location is not None else spec.prior,
+                spec.distortion,
+                spec.notion,
+                epsilon=spec.epsilon,
+                max_distortion=spec.max_distortion,
+                methods=methods,
+                time_limit=limit,
+                on_method=None if args.json else said,
+                progress=False,
+                **spec.design_kwargs(),
+            )
+    except InputError as exc:
+        if exc.field == "methods":  # the command line's option, not a key of the file
+            renamed = InputError(str(exc).split("methods: ", 1)[-1], "--methods")
+            renamed.suggestions = exc.suggestions
+            raise renamed from None
+        raise
+    if args.csv:
+        table.to_csv(args.csv, option="--csv")
+    if args.plot:
+        from privopt import plotting
+
+        plotting.save_figure(table.plot(), args.plot, option="--plot")
+    if args.json:
+        _print_json({"file": spec.path, "title": spec.title, **table.to_dict()})
+    else:
+        print(_lines(_header(spec)))
+        asked = ", ".join(f"{k} = {_fmt(v)}" for k, v in table.requested.items())
+        print(f"  request: {table.notion} at {asked}; {_fmt(limit)} s per method\n")
+        print(_lines(escape_text(line) for line in table.table().splitlines()))
+        if table.best is None:
+            print("\nno method certified an answer")
+        else:
+            print(
+                f"\nbest certified {table.objective_name}: {_fmt(table.best, 12)} "
+                f"({escape_text(str(table.best_method))})"
+            )
+        for what, path in (("table", args.csv), ("figure", args.plot)):
+            if path:
+                print(f"wrote the {what} to {escape_text(path)}")
+    statuses = [row["status"] for row in table.rows]
+    if any(row.get("verified") for row in table.rows):
+        return 0
+    if statuses and all(status == "infeasible" for status in statuses):
+        return 1
+    return 3
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     """``privopt batch``: solve problem files into a results table, resumably
     (:mod:`privopt.batch_files`).
@@ -1675,13 +1954,15 @@ def _deadline(option: float | None, from_file: float | None):
 
 
 def _seconds(text: str) -> float:
-    """``--time-limit``: seconds, a number > 0."""
+    """``--time-limit``: seconds, a number >= 0 (``inf``: no limit)."""
     from privopt.validation import check_time_limit
 
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds (a number > 0), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected seconds (a number >= 0), got {text!r}"
+        ) from None
     try:
         return check_time_limit(value, "--time-limit")
     except InputError as exc:  # argparse names the option: drop the field of the message
@@ -1752,6 +2033,28 @@ def _unit_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a misspelt command or option (``privopt slove``,
+    ``--jsn``); Python's own parser suggests nothing before 3.14."""
+
+    def _names(self, commands: bool) -> set[str]:
+        """The commands (``commands``), else every option of this parser and its commands."""
+        names = set() if commands else set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    names.update([name] if commands else sub._option_string_actions)
+        return names
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook: print usage, exit 2
+        command = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        option = re.search(r"unrecognized arguments: (-\S+)", message)
+        word = command or option
+        if word is not None:
+            message += did_you_mean(close_matches(word.group(1), self._names(bool(command))))
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privopt`` (one sub-command per ``cmd_*`` function).
 
@@ -1759,12 +2062,12 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="privopt",
         description="Design and audit optimal privacy mechanisms by convex optimisation.",
         epilog="Exit codes: 0 solved, 1 infeasible, 2 bad input, 3 solver failure or time "
@@ -1826,8 +2129,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-points",
         metavar="N",
         type=int,
-        default=MAX_CURVE_POINTS,
-        help=f"refuse to run more than N points in all (default {MAX_CURVE_POINTS})",
+        default=None,
+        help=f"refuse to run more than N points in all (default {MAX_CURVE_POINTS}); with "
+        "--band and a range A:B, the point budget of each notion (default 200)",
+    )
+    band = p.add_mutually_exclusive_group()
+    band.add_argument(
+        "--band",
+        metavar="TOL",
+        help="certify the whole curve: with a range A:B, choose the points until the band "
+        "around the optimum is within TOL of the curve's range everywhere (0.01 or 1%%); "
+        "with A:B:K, the band of those points",
+    )
+    band.add_argument(
+        "--band-abs", metavar="TOL", help="as --band, an absolute width (distortion, or nats)"
     )
     p.add_argument("--notions", metavar="a,b,c", help="sweep these notions instead of the file's")
     p.add_argument(
@@ -1919,6 +2234,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _memory_option(p)
     p.set_defaults(func=cmd_batch)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="run every method that applies on a file's request and compare them",
+        description="Solve the file's request with each applicable method in turn (or those "
+        "of --methods), each under the time limit, and report wall time, memory, status, "
+        "certified gap and agreement with the best certified answer; as a table, a CSV file "
+        "and a figure.",
+    )
+    p.add_argument("file", metavar="FILE", help="problem file (.toml)")
+    p.add_argument(
+        "--methods",
+        metavar="a,b,c",
+        help="compare these methods only (default: every one that applies; privopt solvers)",
+    )
+    p.add_argument("--csv", metavar="PATH", help="write the table as CSV")
+    p.add_argument("--plot", metavar="PATH", help="write a figure (.png, .pdf or .svg)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    _time_limit_option(
+        p,
+        "for each method (default: [solver] time_limit, else 60)",
+        "(that method's status is time_limit; the others still run)",
+    )
+    _memory_option(p)
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(
         "notions",

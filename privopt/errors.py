@@ -16,8 +16,13 @@ class                       meaning                                       CLI ex
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 __all__ = [
     "INPUT_ERROR_CODES",
+    "close_matches",
+    "did_you_mean",
     "PrivoptError",
     "InputError",
     "InfeasibleError",
@@ -45,14 +50,85 @@ class InputError(PrivoptError, ValueError):
     code : str, optional
         What kind of mistake it is, for programs that react to it (the message is for
         people): one of :data:`INPUT_ERROR_CODES` where the raiser names one, else ``None``.
+    suggestions : iterable of str, optional
+        The valid names closest to a misspelt one (:func:`close_matches`), best first; the
+        message then ends with "did you mean …?". Empty when there is no close name.
+
+    Attributes
+    ----------
+    field : str or None
+    code : str or None
+    suggestions : tuple of str
+        For programs (and tests): the names suggested, without parsing the message.
     """
 
     exit_code = 2
 
-    def __init__(self, message: str, field: str | None = None, code: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        field: str | None = None,
+        code: str | None = None,
+        suggestions: Iterable[str] = (),
+    ):
         self.field = field
         self.code = code
+        self.suggestions = tuple(suggestions)
+        if self.suggestions:
+            message = f"{message}{did_you_mean(self.suggestions)}"
         super().__init__(f"{field}: {message}" if field else message)
+
+
+def close_matches(word: object, candidates: Iterable[str], n: int = 3) -> tuple[str, ...]:
+    """The valid names closest to a misspelt ``word`` (:func:`difflib.get_close_matches`).
+
+    Matched without regard to case, ``-`` or spaces (``"Max-Leakage"`` finds
+    ``"maximal_leakage"``), with a cut-off of 0.6 (difflib's default), best first.
+
+    Parameters
+    ----------
+    word : object
+        What was given (anything that is not a string has no close match).
+    candidates : iterable of str
+        The valid names.
+    n : int
+        At most this many.
+
+    Returns
+    -------
+    tuple of str
+        Candidates as spelt in ``candidates``; empty when none is close.
+    """
+    if not isinstance(word, str) or not word:
+        return ()
+
+    def key(text: str) -> str:
+        return text.strip().lower().replace("-", "_").replace(" ", "_")
+
+    spelt: dict[str, str] = {}
+    for name in candidates:
+        spelt.setdefault(key(str(name)), str(name))
+    found = difflib.get_close_matches(key(word), list(spelt), n=n, cutoff=0.6)
+    return tuple(spelt[f] for f in found if spelt[f] != word)
+
+
+def did_you_mean(suggestions: Iterable[str]) -> str:
+    """The end of a message that suggests names: ``"; did you mean 'a' (or 'b')?"``.
+
+    Parameters
+    ----------
+    suggestions : iterable of str
+        Best first; empty gives ``""``.
+
+    Returns
+    -------
+    str
+    """
+    names = [repr(s) for s in suggestions]
+    if not names:
+        return ""
+    rest = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
+    return f"; did you mean {names[0]}{rest}?"
 
 
 #: The :attr:`InputError.code` values, and what each means.

@@ -30,7 +30,8 @@ Optional keys beyond the basic format (all documented in README.md, "Problem fil
     further budgets ``E[d_k] ≤ budget`` (Calmon–Fawaz Remark 1); each has ``budget`` and a
     distortion given like the main one (``kind``, ``values``, ``matrix``).
 ``[solver] time_limit``
-    seconds for the whole solve (status ``time_limit`` when reached).
+    seconds for the whole solve, ``≥ 0`` (status ``time_limit`` when reached; ``inf`` or a
+    huge number: no limit).
 ``[mechanism] output_labels``
     names of the mechanism's outputs (audit files).
 ``[reference] status, least_achievable, leakage, pml_per_output``
@@ -56,7 +57,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 import numpy as np
 
 from privopt._io import check_toml_text, decode_text, max_file_bytes, read_input_file
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prior
 from privopt.model._validate import normalised_weights
 from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
@@ -82,7 +83,21 @@ __all__ = [
     "ReferencedFile",
     "FILE_KEYS",
     "VALID_KEYS",
+    "PRIOR_FILE_HEADERS",
 ]
+
+#: Names of the last column that make the first line of a ``[prior] file`` a header
+#: (``label,weight``; case does not matter).
+PRIOR_FILE_HEADERS = (
+    "weight",
+    "weights",
+    "count",
+    "counts",
+    "probability",
+    "probabilities",
+    "prob",
+    "p",
+)
 
 #: Keys of the outputs of a map (``[prior.grid.outputs]``, ``[prior.points.outputs]``).
 OUTPUT_KEYS = ("rows", "cols", "cell_size", "origin", "points", "points_file")
@@ -361,9 +376,15 @@ class _CoveringGrid:
 
 
 # --- errors ----------------------------------------------------------------------------------
-def _error(path: str, key: str | None, message: str, code: str | None = None) -> InputError:
+def _error(
+    path: str,
+    key: str | None,
+    message: str,
+    code: str | None = None,
+    suggestions: tuple[str, ...] = (),
+) -> InputError:
     text = f"{path}: {key}: {message}" if key else f"{path}: {message}"
-    err = InputError(text, code=code)
+    err = InputError(text, code=code, suggestions=suggestions)
     err.field = key
     return err
 
@@ -375,6 +396,7 @@ def _rewrap(path: str, exc: InputError) -> InputError:
         return exc
     err = InputError(f"{path}: {text}", code=exc.code)
     err.field = exc.field
+    err.suggestions = exc.suggestions
     return err
 
 
@@ -658,8 +680,14 @@ class _Parser:
             raise self.err(key, f"{value}: rows have different lengths")
         return out
 
-    def err(self, key: str | None, message: str, code: str | None = None) -> InputError:
-        return _error(self.path, key, message, code)
+    def err(
+        self,
+        key: str | None,
+        message: str,
+        code: str | None = None,
+        suggestions: tuple[str, ...] = (),
+    ) -> InputError:
+        return _error(self.path, key, message, code, suggestions)
 
     # --- generic checks ----------------------------------------------------------------------
     def check_keys(self, table: dict, section: str) -> None:
@@ -671,7 +699,11 @@ class _Parser:
                 where = f"{section}.{key}" if section else key
                 what = "section" if isinstance(table[key], dict) else "key"
                 place = f"[{section}]" if section else "the top level"
-                raise self.err(where, f"unknown {what}; valid keys in {place}: {', '.join(valid)}")
+                raise self.err(
+                    where,
+                    f"unknown {what}; valid keys in {place}: {', '.join(valid)}",
+                    suggestions=close_matches(key, valid),
+                )
 
     def table(self, data: dict, key: str, section: str) -> dict | None:
         value = data.get(key)
@@ -889,8 +921,9 @@ class _Parser:
         return DatabasePrior(m, db["n"], symbols=symbols, **kwargs)
 
     def prior_file(self, t: dict) -> Prior:
-        """``[prior] file``: a CSV of ``label,probability`` or ``probability`` lines
-        (``counts = true``: weights, normalised)."""
+        """``[prior] file``: a CSV of ``label,probability`` or ``probability`` lines, after an
+        optional header line whose last field names the column (:data:`PRIOR_FILE_HEADERS`,
+        e.g. ``label,weight``); ``counts = true``: weights, normalised."""
         for bad in ("secret_labels",):
             if bad in t:
                 raise self.err(f"prior.{bad}", "only used with a joint prior (joint = [[…]])")
@@ -898,6 +931,8 @@ class _Parser:
         if not isinstance(counts, bool):
             raise self.err("prior.counts", f"expected true or false, got {_kind(counts)}")
         rows = self.csv_rows(t["file"], "prior.file")
+        if len(rows) > 1 and rows[0][-1].strip().lower() in PRIOR_FILE_HEADERS:
+            rows = rows[1:]  # a header line, e.g. "label,weight"
         widths = {len(r) for r in rows}
         if widths not in ({1}, {2}):
             raise self.err(
@@ -909,7 +944,15 @@ class _Parser:
             values = [csv_number(r[-1]) for r in rows]
         except ValueError:
             bad = next(r for r in rows if not _is_number(r[-1]))
-            raise self.err("prior.file", f"{t['file']}: {bad[-1]!r} is not a number") from None
+            header = ""
+            if bad is rows[0]:
+                header = (
+                    " (a header line is read as such when its last column is named one of "
+                    f"{', '.join(PRIOR_FILE_HEADERS)})"
+                )
+            raise self.err(
+                "prior.file", f"{t['file']}: {bad[-1]!r} is not a number{header}"
+            ) from None
         if labels is not None and "labels" in t:
             raise self.err("prior.labels", "the file names the labels already (first column)")
         if counts:
@@ -1158,6 +1201,7 @@ class _Parser:
             raise self.err(
                 f"{section}.kind",
                 f"unknown distortion kind {kind!r}; valid: {', '.join(DISTORTION_KINDS)}",
+                suggestions=close_matches(kind, DISTORTION_KINDS),
             )
         n_in = prior.n_inputs
         if "values" in t and kind not in ("absolute", "squared", "query"):
@@ -1328,6 +1372,7 @@ class _Parser:
                     raise self.err(
                         f"{section}.{key}",
                         f"unknown key; valid keys: {', '.join(VALID_KEYS['distortion.extra'])}",
+                        suggestions=close_matches(key, VALID_KEYS["distortion.extra"]),
                     )
             if "budget" not in item:
                 raise self.err(
@@ -1396,14 +1441,15 @@ class _Parser:
                     "solver.name",
                     f"unknown or uninstalled solver {name!r}; available: "
                     f"{', '.join(method_names())}",
+                    suggestions=close_matches(name, method_names()),
                 )
         spec.solver = name
         tol = self.number(t, "tolerance", "solver")
         spec.tolerance = None if tol is None else check_tolerance(tol, "solver.tolerance")
         limit = t.get("time_limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
-            raise self.err("solver.time_limit", f"expected a number > 0, got {_kind(limit)}")
-        spec.time_limit = check_time_limit(limit, "solver.time_limit")  # > 0 (inf: no limit)
+            raise self.err("solver.time_limit", f"expected a number >= 0, got {_kind(limit)}")
+        spec.time_limit = check_time_limit(limit, "solver.time_limit")  # >= 0 (inf: no limit)
 
     def request(self, spec: ProblemSpec) -> None:
         """Validate the whole design request as the Python API would (same messages)."""

@@ -28,9 +28,22 @@ What is drawn:
     of the secret, with Hamming distortion: the rate–distortion function
     ``ln k − h_b(D) − D ln(k − 1)`` (Calmon and Fawaz, Corollary 1);
 
-* a title that describes the sweep (mode, notions, prior, distortion), wrapped to the width of
-  the axes, and a legend outside the axes (below them, in two columns where they fit and in one
-  under a narrow subplot), so that it never hides a curve;
+* for a curve with a certified band (:attr:`privopt.solve.Curve.band`), the band shaded in
+  the curve's colour: on every cell ``[x_j, x_{j+1}]`` of its grid the optimum lies between
+  the cell's lower and upper bound (:mod:`privopt.solve.curve_band`), so the shading is drawn
+  as steps — horizontal on a level sweep, vertical (levels between budgets) on a budget sweep;
+* on a database with ``ldp`` alone (no ``dp`` or ``identifiability`` curve), only the lower end
+  ``h(ε + ε_X)`` of that band: LDP is stricter than DP, so its curve lies above the band, and
+  the lower end bounds it too;
+* a title that describes the problem from its own objects (mode, notions, prior, distortion;
+  for a map given as ``prior=`` — a :class:`~privopt.model.location.LocationGrid` or
+  ``LocationPoints`` — its cells or places and the loss), wrapped to the width of the axes,
+  and a legend outside the axes (below them, in two columns where they fit and in one under a
+  narrow subplot), so that it never hides a curve; the band of Theorem 1 and the closed-form
+  checks at the points take one legend entry each, and a curve's entry says why points are
+  missing (``2 infeasible, 1 not reached (time limit), 1 failed``);
+* for ``metric_dp`` the level is per unit of distance (the x axis says so), and a curve
+  designed on a δ-spanner says that it guarantees ``δ·ε`` on the full metric;
 * levels in the unit of the curves (``unit=`` of :func:`privopt.sweep`, nats or bits; the
   closed forms, which take levels in nats, are converted), and axes that start a little below
   0 so that the markers of points at ``ε = 0`` or ``D = 0`` are drawn whole.
@@ -51,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privopt import closed_forms
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model import DatabasePrior, Distortion
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,6 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = [
+    "plot_comparison",
     "plot_curves",
     "plot_curve",
     "plot_location",
@@ -125,6 +139,7 @@ def _as_problem(prior, distortion):
             f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or one of "
             "'hamming', 'absolute', 'squared'",
             "distortion",
+            suggestions=close_matches(distortion, ("hamming", "absolute", "squared")),
         )
     return prior, Distortion.from_matrix(distortion)
 
@@ -179,11 +194,53 @@ def _is_uniform(p) -> bool:
     return bool(np.allclose(p, 1.0 / p.size, rtol=0, atol=1e-12))
 
 
+def _is_map(value) -> bool:
+    """A location map (:class:`~privopt.model.location.LocationGrid` or ``LocationPoints``)."""
+    return all(hasattr(value, a) for a in ("planar_points", "n_outputs", "labels", "prior"))
+
+
+def _map_text(location) -> str:
+    """A short description of a map for a title, e.g. ``6 × 6 map cells of side 1, prior from
+    counts``."""
+    geographic = getattr(location, "projection", None) is not None
+    unit = " km" if geographic else ""
+    if hasattr(location, "rows"):
+        head = f"{location.rows} × {location.cols} map cells of side {location.cell_size:g}{unit}"
+    else:
+        head = f"{location.size} places" + (" (latitude, longitude)" if geographic else "")
+    probs = location.prior().probs
+    head += ", uniform prior" if _is_uniform(probs) else ", prior from counts"
+    if not location.outputs_are_secrets:
+        grid = location.output_grid
+        if grid is not None:
+            head += f", {grid.rows} × {grid.cols} output cells"
+        else:
+            head += f", {location.n_outputs} output points"
+    return head
+
+
+def _map_loss_text(location, distortion: Distortion | None) -> str:
+    """What the loss of a map is: the distance to the reported place, its square, or another
+    matrix."""
+    if distortion is None:
+        return "loss: distance to the reported place"
+    if distortion.matrix is not None and distortion.matrix.size <= 4_000_000:
+        own = location.distortion().matrix
+        if distortion.matrix.shape == own.shape:
+            if np.allclose(distortion.matrix, own, rtol=1e-12, atol=0):
+                return "loss: distance to the reported place"
+            if np.allclose(distortion.matrix, own**2, rtol=1e-12, atol=0):
+                return "loss: squared distance to the reported place"
+    return _distortion_text(distortion)
+
+
 def _prior_text(prior) -> str:
     """A short description of a prior for a title, e.g. ``2-row databases over 2 symbols,
     prior (0.6, 0.4) ⊗ (0.7, 0.3)``."""
     if prior is None:
         return ""
+    if _is_map(prior):
+        return _map_text(prior)
     if getattr(prior, "is_database", False):
         m, n = prior.m, prior.n
         head = f"{n}-row databases over {m} symbols" if n > 1 else f"{m} symbols"
@@ -203,6 +260,8 @@ def _prior_text(prior) -> str:
     probs = np.asarray(prior.probs)
     if _is_uniform(probs):
         return f"uniform prior on {probs.size} symbols"
+    if probs.size > 6:
+        return f"prior on {probs.size} symbols"
     return f"prior {_pmf_text(probs)}"
 
 
@@ -236,7 +295,7 @@ def sweep_title(curves: Sequence, prior=None, distortion: Distortion | None = No
         and ``"2-row databases over 2 symbols, prior (0.6, 0.4) ⊗ (0.7, 0.3), Hamming
         distortion"``.
     """
-    notions = [c.notion for c in curves]
+    notions = list(dict.fromkeys(c.notion for c in curves))  # each named once
     modes = {c.mode for c in curves}
     if modes == {"max_distortion"}:
         first = "Least privacy level within each distortion budget"
@@ -244,8 +303,28 @@ def sweep_title(curves: Sequence, prior=None, distortion: Distortion | None = No
         first = "Least distortion at each privacy level"
     if notions:
         first += ": " + (", ".join(notions) if len(notions) <= 3 else f"{len(notions)} notions")
-    second = ", ".join(t for t in (_prior_text(prior), _distortion_text(distortion)) if t)
+    stretches = {_spanner_stretch([c]) for c in curves}
+    if len(stretches) == 1 and None not in stretches:  # every curve on the same spanner
+        first += f" on a {stretches.pop():g}-spanner"
+    loss = _map_loss_text(prior, distortion) if _is_map(prior) else _distortion_text(distortion)
+    second = ", ".join(t for t in (_prior_text(prior), loss) if t)
     return first + ("\n" + second if second else "")
+
+
+def _spanner_stretch(curves: Sequence) -> float | None:
+    """The stretch ``δ`` of the spanner the curves were designed on (``metric_dp`` with the
+    ``spanner`` option, read from their results' notes), or ``None``."""
+    for curve in curves:
+        for result in getattr(curve, "results", None) or []:
+            extra = getattr(result, "extra", None) or {}
+            if "spanner_stretch" in extra:
+                return float(extra["spanner_stretch"])
+    return None
+
+
+def _per_distance(curves: Sequence) -> bool:
+    """Whether every curve is metric privacy, whose level is per unit of distance."""
+    return bool(curves) and all(c.notion == "metric_dp" for c in curves)
 
 
 # --- drawing ---------------------------------------------------------------------------------
@@ -272,7 +351,27 @@ def _overlays(
     pairwise = {"dp", "identifiability", "ldp"} & set(notions)
     custom = neighbors is not None and not isinstance(neighbors, str)  # a file's own graph
     hamming_rel = not custom and (neighbors in (None, "hamming") or (db is not None and db.n == 1))
-    if db is not None and pairwise and (hamming_rel or ("ldp" in notions and not custom)):
+    # on databases (n > 1) LDP is stricter than DP with Hamming neighbours: its curve lies above
+    # the DP band, so alone it gets only the band's lower end, a bound that holds for it too
+    ldp_only = db is not None and db.n > 1 and not ({"dp", "identifiability"} & set(notions))
+    if ldp_only and "ldp" in notions and not custom:
+        eps_x = closed_forms.epsilon_x(db) / scale
+        if math.isfinite(eps_x):
+            shifted = rf"{_EPS} + {_EPS}_X"
+            low_label = rf"$h(({shifted})\,\ln 2)$" if bits else rf"$h({shifted})$"
+            (low,) = ax.plot(
+                grid,
+                closed_forms.h((grid + eps_x) * scale, db.m, db.n),
+                color="black",
+                lw=_OVERLAY_WIDTH,
+                ls="--",
+                label=(
+                    f"{low_label}: lower bound on $D^*_{{\\mathrm{{LDP}}}}$ (Wang et al. Thm 1)"
+                ),
+                zorder=2,
+            )
+            low.set_gid("band:lower")
+    elif db is not None and pairwise and (hamming_rel or ("ldp" in notions and not custom)):
         m, n = db.m, db.n
         h = closed_forms.h(grid * scale, m, n)
         eps_x = closed_forms.epsilon_x(db) / scale
@@ -293,12 +392,13 @@ def _overlays(
             h_label += f": upper bound on {_DDP}"
             if "identifiability" in notions and marks_tilde:
                 h_label += rf", $= D^*_{{\mathrm{{I}}}}$ from $\tilde{{{_EPS}}}_X$"
-        ax.plot(grid, h, color="black", lw=_OVERLAY_WIDTH, label=h_label, zorder=2)
+        (upper,) = ax.plot(grid, h, color="black", lw=_OVERLAY_WIDTH, label=h_label, zorder=2)
+        upper.set_gid("band:upper")
         if math.isfinite(eps_x) and eps_x > 1e-12:
             low = closed_forms.h((grid + eps_x) * scale, m, n)
             shifted = rf"{_EPS} + {_EPS}_X"
             low_label = rf"$h(({shifted})\,\ln 2)$" if bits else rf"$h({shifted})$"
-            ax.plot(
+            (lower,) = ax.plot(
                 grid,
                 low,
                 color="black",
@@ -307,7 +407,8 @@ def _overlays(
                 label=f"{low_label}: lower bound on {_DDP}",
                 zorder=2,
             )
-            ax.fill_between(
+            lower.set_gid("band:lower")
+            fill = ax.fill_between(
                 grid,
                 low,
                 h,
@@ -317,6 +418,7 @@ def _overlays(
                 label=f"band of {_DDP} (Wang et al. Thm 1)",
                 zorder=1,
             )
+            fill.set_gid("band:fill")
             same = math.isfinite(eps_t) and abs(eps_t - eps_x) <= 1e-9
             if eps_x <= x_max and "identifiability" in notions:
                 name = rf"${_EPS}_X = \tilde{{{_EPS}}}_X$" if same else rf"${_EPS}_X$"
@@ -451,6 +553,92 @@ def _draw_checks(ax, curves, budget_mode: bool, unit: str = "nats") -> None:
         marks.set_gid(f"checks:{key}")
 
 
+def _draw_band(ax, curve, color: str, index: int) -> None:
+    """Shade a curve's certified band: on the cell ``[x_j, x_{j+1}]`` the optimum lies
+    between ``lower_{j+1}`` and ``upper_j`` (a step on each cell)."""
+    band = curve.band
+    x = np.asarray(band.x, dtype=float)
+    if x.size < 2:
+        return
+    low = np.append(band.lower[1:], band.lower[-1])  # the cell's lower bound, at its start
+    high = np.asarray(band.upper, dtype=float)
+    finite = np.isfinite(low) & np.isfinite(high)
+    label = f"{curve.notion}: certified band"
+    if band.mode == "epsilon":
+        patch = ax.fill_between(
+            x,
+            low,
+            high,
+            where=finite,
+            step="post",
+            color=color,
+            alpha=0.22,
+            lw=0,
+            label=label,
+            zorder=1 + index,
+        )
+    else:  # a budget curve's band is on levels: between the budgets on the vertical axis
+        patch = ax.fill_betweenx(
+            x,
+            low,
+            high,
+            where=finite,
+            step="post",
+            color=color,
+            alpha=0.22,
+            lw=0,
+            label=label,
+            zorder=1 + index,
+        )
+    patch.set_gid(f"band:{curve.notion}")
+
+
+def _unsolved_text(curve, ok: np.ndarray) -> str:
+    """How many points of a curve are not drawn, and why: ``"2 infeasible, 1 failed"``
+    (infeasible levels, points the time limit did not reach, points no method solved)."""
+    counts: dict[str, int] = {}
+    for record, drawn in zip(curve.records, ok, strict=True):
+        if drawn:
+            continue
+        status = str(record.get("status"))
+        why = {"infeasible": "infeasible", "time_limit": "not reached (time limit)"}.get(
+            status, "failed"
+        )
+        counts[why] = counts.get(why, 0) + 1
+    return ", ".join(f"{n} {why}" for why, n in counts.items())
+
+
+def _merged_legend(handles: list, labels: list[str]) -> tuple[list, list[str]]:
+    """Fewer legend entries: the band of Wang et al.'s Theorem 1 (its lower end and the shading)
+    in one entry, and the passed closed-form checks at the points in one entry (the failed
+    ones stay on their own, in red)."""
+    by_gid = {getattr(h, "get_gid", lambda: None)(): i for i, h in enumerate(handles)}
+    drop: set[int] = set()
+    out_h, out_l = list(handles), list(labels)
+    lower, fill = by_gid.get("band:lower"), by_gid.get("band:fill")
+    if lower is not None and fill is not None:
+        out_h[lower] = (handles[fill], handles[lower])
+        out_l[lower] = f"{labels[lower]}; shaded: {labels[fill]}"
+        drop.add(fill)
+    kinds = [
+        (k, by_gid[f"checks:{k}"])
+        for k in ("equal", "at_most", "at_least")
+        if f"checks:{k}" in by_gid
+    ]
+    if len(kinds) > 1:
+        names = {"equal": "value", "at_most": "upper bound", "at_least": "lower bound"}
+        first = kinds[0][1]
+        out_h[first] = tuple(handles[i] for _, i in kinds)
+        out_l[first] = (
+            "closed-form "
+            + ", ".join(names[k] for k, _ in kinds)
+            + (" at the points (checks passed)")
+        )
+        drop.update(i for _, i in kinds[1:])
+    keep = [i for i in range(len(handles)) if i not in drop]
+    return [out_h[i] for i in keep], [out_l[i] for i in keep]
+
+
 def _solved(curve) -> np.ndarray:
     """Points that have an answer (optimal, finite level and distortion)."""
     status = np.array(
@@ -565,7 +753,7 @@ def _wrap_title(text: str, width: float, size: float) -> str:
     return "\n".join(out)
 
 
-def _legend_below(ax, fig, handles, labels, ncols: int):
+def _legend_below(ax, fig, handles, labels, ncols: int, handler_map: dict | None = None):
     """A legend under the axes, below the tick labels and the x label (outside the axes)."""
     from matplotlib import transforms
 
@@ -581,6 +769,7 @@ def _legend_below(ax, fig, handles, labels, ncols: int):
         frameon=False,
         handlelength=2.6,
         columnspacing=1.5,
+        handler_map=handler_map,
     )
 
 
@@ -693,11 +882,14 @@ def plot_curves(
     """
     if legend not in ("below", "right", "inside", None):
         raise InputError(
-            f"unknown placement {legend!r}: use 'below', 'right', 'inside' or None", "legend"
+            f"unknown placement {legend!r}: use 'below', 'right', 'inside' or None",
+            "legend",
+            suggestions=close_matches(legend, ("below", "right", "inside")),
         )
     curves = _check_curves(curves)
     highlight = _check_highlight(highlight)
-    prior, distortion = _as_problem(prior, distortion)
+    location = prior if _is_map(prior) else None  # a map: described as one, its prior drawn
+    prior, distortion = _as_problem(location.prior() if location else prior, distortion)
     own = ax is None
     if own:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -734,10 +926,17 @@ def plot_curves(
         x, y = _curve_xy(curve)
         ok = _solved(curve)
         slack = _slack(curve) & ok
-        n_bad = int((~ok).sum())
         label = curve.notion
-        if n_bad:
-            label += f" ({n_bad} point{'s' if n_bad > 1 else ''} infeasible or failed)"
+        stretch = _spanner_stretch([curve])
+        if stretch is not None:  # the level holds on the spanner's edges (metric_dp's notes)
+            label += (
+                rf" on a {stretch:g}-spanner (guarantees ${stretch:g}\,{_EPS}$ on the full metric)"
+            )
+        unsolved = _unsolved_text(curve, ok)
+        if unsolved:
+            label += f" ({unsolved})"
+        if curve.band is not None:
+            _draw_band(ax, curve, color, i)
         order = np.lexsort((-y[ok], x[ok]))  # by level, then by distortion downwards
         (line,) = ax.plot(
             x[ok][order],
@@ -783,6 +982,9 @@ def plot_curves(
         )
 
     xlabel = BUDGET_XLABEL if budget_mode else XLABEL
+    if _per_distance(curves):  # metric privacy: the level is per unit of distance
+        per = "km" if getattr(location, "projection", None) is not None else "unit distance"
+        xlabel = xlabel.replace("(nats)", f"per {per} (nats)")
     ax.set_xlabel(xlabel.replace("(nats)", f"({unit})"))
     ax.set_ylabel(BUDGET_YLABEL if budget_mode else YLABEL)
     # a small margin left of ε = 0 and under D = 0, so that the markers of points on these
@@ -799,11 +1001,11 @@ def plot_curves(
         )
     ax.set_ylim(-_EDGE_MARGIN * top, top)
     ax.grid(alpha=0.25, lw=0.6)
-    text = sweep_title(curves, prior, distortion) if title is None else title
+    text = sweep_title(curves, location or prior, distortion) if title is None else title
     if text:
         ax.set_title(_wrap_title(text, _axes_width(ax, fig), _TITLE_FONT), fontsize=_TITLE_FONT)
 
-    handles, labels = ax.get_legend_handles_labels()
+    handles, labels = _merged_legend(*ax.get_legend_handles_labels())
     if any_slack:
         from matplotlib.lines import Line2D
 
@@ -821,8 +1023,18 @@ def plot_curves(
         )
         labels.append("hollow: budget not binding (achieved $E[d]$ < budget)")
     if legend is not None and handles:
+        from matplotlib.legend_handler import HandlerTuple
+
+        tuples = {tuple: HandlerTuple(ndivide=None, pad=0.3)}
         if legend == "inside":
-            ax.legend(handles, labels, loc="best", fontsize=_LEGEND_FONT, framealpha=0.9)
+            ax.legend(
+                handles,
+                labels,
+                loc="best",
+                fontsize=_LEGEND_FONT,
+                framealpha=0.9,
+                handler_map=tuples,
+            )
         elif legend == "right":
             ax.legend(
                 handles,
@@ -831,6 +1043,7 @@ def plot_curves(
                 bbox_to_anchor=(1.02, 1.0),
                 fontsize=_LEGEND_FONT,
                 frameon=False,
+                handler_map=tuples,
             )
         else:
             # two columns where they fit: under a new figure, or under the given axes (a
@@ -846,12 +1059,13 @@ def plot_curves(
                     frameon=False,
                     handlelength=2.6,
                     columnspacing=1.5,
+                    handler_map=tuples,
                 )
                 if figsize is None:  # room for the legend rows under the axes
                     rows = math.ceil(len(handles) / ncols)
                     fig.set_size_inches(_FIG_WIDTH, _FIG_HEIGHT + 0.15 + 0.16 * rows)
             else:
-                _legend_below(ax, fig, handles, labels, ncols)
+                _legend_below(ax, fig, handles, labels, ncols, tuples)
     if path is not None:
         save_figure(fig, path)
     return fig
@@ -885,14 +1099,19 @@ LOCATION_PANELS = {
 }
 
 
-def _as_result_parts(mechanism):
-    """``(matrix or None, annotation or None)`` of a mechanism, array or design result."""
+def _as_result_parts(mechanism, per: str = "unit distance"):
+    """``(matrix or None, annotation or None)`` of a mechanism, array or design result; a
+    metric privacy level is stated ``per`` unit of distance."""
     note = None
     if mechanism is not None and hasattr(mechanism, "mechanism") and hasattr(mechanism, "status"):
         result = mechanism
         if result.epsilon is not None and result.distortion is not None:
+            unit = "" if getattr(result, "unit", "nats") == "nats" else f" {result.unit}"
+            level = f"{result.epsilon:.4g}{unit}"
+            if result.notion == "metric_dp":
+                level += f" per {per}"
             note = (
-                f"{result.notion} $\\varepsilon$ = {result.epsilon:.4g}, "
+                f"{result.notion} $\\varepsilon$ = {level}, "
                 f"E[d] = {result.distortion:.4g} ({result.status})"
             )
         mechanism = result.mechanism
@@ -911,6 +1130,22 @@ def _cell_index(location, cell) -> int:
     ):
         raise InputError(f'unknown cell {cell!r}: an index or a label such as "r,c"', "cell")
     return int(index)
+
+
+#: Most tick labels on one side of a map (every k-th cell beyond).
+_MAX_CELL_TICKS = 12
+
+
+def _cell_ticks(axis, grid) -> None:
+    """Ticks at the centres of a grid's columns and rows, labelled by their index (cell
+    ``"r,c"`` is above tick ``c`` and beside tick ``r``); every k-th one on a large grid."""
+    for count, start, set_ticks in (
+        (grid.cols, grid.origin[0], axis.set_xticks),
+        (grid.rows, grid.origin[1], axis.set_yticks),
+    ):
+        step = max(1, math.ceil(count / _MAX_CELL_TICKS))
+        index = np.arange(0, count, step)
+        set_ticks(start + (index + 0.5) * grid.cell_size, [str(i) for i in index])
 
 
 def _draw_places(axis, fig, location, values, on: str, cmap: str, label: str):
@@ -939,8 +1174,17 @@ def _draw_places(axis, fig, location, values, on: str, cmap: str, label: str):
         axis.set_aspect("equal", adjustable="datalim")
         if not geographic:
             axis.invert_yaxis()
-    axis.set_xlabel("km east" if geographic else "x", fontsize=8)
-    axis.set_ylabel("km north" if geographic else "y", fontsize=8)
+    if geographic:
+        axis.set_xlabel("km east", fontsize=8)
+        axis.set_ylabel("km north", fontsize=8)
+    elif grid is not None:  # ticks at the cell centres, numbered as the labels "r,c" are
+        what = "output " if on == "outputs" and not location.outputs_are_secrets else ""
+        _cell_ticks(axis, grid)
+        axis.set_xlabel(f"{what}column c", fontsize=8)
+        axis.set_ylabel(f"{what}row r", fontsize=8)
+    else:  # the secret is x: the plane's axes are named apart from it
+        axis.set_xlabel("first coordinate", fontsize=8)
+        axis.set_ylabel("second coordinate", fontsize=8)
     axis.tick_params(labelsize=7)
     bar = fig.colorbar(drawn, ax=axis, shrink=0.85)
     bar.ax.tick_params(labelsize=7)
@@ -968,9 +1212,11 @@ def plot_location(
     default: the prior, then with a ``mechanism`` the output law, then with a ``cell`` its
     release law. Values over a grid's cells (or an output grid) are drawn as an image, values
     over given places or output points as coloured points. Each panel has its own labelled
-    colour bar. Row 0 of a planar grid is drawn at the top (as printed); a geographic map
-    (latitude/longitude) is drawn north up, in km. With a design result, the figure's title
-    states its notion, level and ``E[d]``.
+    colour bar. Row 0 of a planar grid is drawn at the top (as printed), its axes named
+    "column c" and "row r" with ticks at the cell centres, numbered as the labels ``"r,c"``
+    are (every k-th on a large grid); a geographic map (latitude/longitude) is drawn north up,
+    in km. With a design result, the figure's title states its notion, level (per unit of
+    distance for ``metric_dp``) and ``E[d]``.
 
     Parameters
     ----------
@@ -1001,10 +1247,18 @@ def plot_location(
     Raises
     ------
     InputError
-        When the sizes do not match the map, an unknown cell or panel, a panel that needs a
-        mechanism or a cell without one, or the wrong number of axes.
+        When ``grid`` is not a map (field ``grid``), the sizes do not match the map, an unknown
+        cell or panel, a panel that needs a mechanism or a cell without one, or the wrong
+        number of axes.
     """
-    matrix, note = _as_result_parts(mechanism)
+    if not _is_map(grid):
+        raise InputError(
+            f"expected a map (privopt.LocationGrid or LocationPoints) as the first argument, got "
+            f"{type(grid).__name__}; a mechanism without a map is drawn by plot_mechanism",
+            "grid",
+        )
+    per = "km" if getattr(grid, "projection", None) is not None else "unit distance"
+    matrix, note = _as_result_parts(mechanism, per)
     if matrix is not None and matrix.shape != (grid.size, grid.n_outputs):
         raise InputError(
             f"the mechanism is {matrix.shape}; a location mechanism is cells × cells, one row "
@@ -1023,7 +1277,9 @@ def plot_location(
     for name in panels:
         if name not in LOCATION_PANELS:
             raise InputError(
-                f"unknown panel {name!r}; valid: {', '.join(LOCATION_PANELS)}", "panels"
+                f"unknown panel {name!r}; valid: {', '.join(LOCATION_PANELS)}",
+                "panels",
+                suggestions=close_matches(name, LOCATION_PANELS),
             )
         if name != "prior" and matrix is None:
             raise InputError(f"the {name!r} panel needs a mechanism", "panels")
@@ -1132,6 +1388,147 @@ def plot_mechanism(
     heading = "; ".join(part for part in (title, note) if part)
     if heading:
         ax.set_title(heading, fontsize=9)
+    return fig
+
+
+#: Colours of the statuses in a comparison (Okabe–Ito): certified, verified only, the rest.
+_STATUS_COLORS = {"certified": "#009E73", "verified": "#E69F00", "other": "#999999"}
+
+
+def plot_comparison(
+    comparison,
+    *,
+    ax: Axes | Sequence[Axes] | None = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> Figure:
+    """Draw a method comparison (:func:`privopt.compare`): the time and the memory of each
+    method (what its run added to the process, at the peak) as bars, coloured by the answer's
+    standing.
+
+    Green: certified optimal; orange: verified, not certified; grey: no verified answer
+    (failed, time limit, infeasible, error), hatched. Each time bar is annotated with the
+    method's status and relative gap, and "≠ best" where its answer does not agree with the
+    best certified one. Methods are listed in the order they ran, fastest marked by the
+    shortest bar.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        From :func:`privopt.compare`.
+    ax : pair of Axes, optional
+        The time and memory axes (default: a new figure with both side by side).
+    title : str, optional
+        Default: the notion, the request and the problem's description.
+    path : str or path-like, optional
+        Also write the figure there (:func:`save_figure`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rows = comparison.rows
+    if not rows:
+        raise InputError("the comparison has no methods to draw", "comparison")
+    if ax is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        height = 1.6 + 0.28 * len(rows)
+        fig = Figure(figsize=(_FIG_WIDTH + 1.5, height), dpi=150, layout="constrained")
+        FigureCanvasAgg(fig)
+        time_ax, memory_ax = fig.subplots(1, 2, sharey=True, width_ratios=(3, 2))
+    else:
+        axes = list(np.ravel(ax)) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
+        if len(axes) != 2:
+            raise InputError(f"give two axes (time, memory), got {len(axes)}", "ax")
+        time_ax, memory_ax = axes
+        fig = time_ax.figure
+    names = [str(r["method"]) for r in rows]
+    y = np.arange(len(rows))[::-1]  # the first method at the top
+
+    def standing(row) -> str:
+        if row.get("certified"):
+            return "certified"
+        return "verified" if row.get("verified") else "other"
+
+    colors = [_STATUS_COLORS[standing(r)] for r in rows]
+    hatches = ["//" if standing(r) == "other" else "" for r in rows]
+    seconds = np.array([float(r.get("seconds") or np.nan) for r in rows])
+    memory = np.array(
+        [float(r.get("added_mb") if r.get("added_mb") is not None else np.nan) for r in rows]
+    )
+    for axis, values in ((time_ax, seconds), (memory_ax, memory)):
+        bars = axis.barh(y, np.nan_to_num(values, nan=0.0), color=colors, height=0.65)
+        for bar, hatch in zip(bars, hatches, strict=True):
+            bar.set_hatch(hatch)
+            bar.set_edgecolor("white" if not hatch else "#555555")
+        axis.grid(axis="x", alpha=0.25, lw=0.6)
+        axis.tick_params(labelsize=7)
+    time_ax.set_yticks(y, names, fontsize=7)
+    finite = seconds[np.isfinite(seconds) & (seconds > 0)]
+    if finite.size and finite.max() / max(finite.min(), 1e-9) > 30:
+        time_ax.set_xscale("log")
+    time_ax.set_xlabel("wall time (s)", fontsize=8)
+    memory_ax.set_xlabel("memory added by the run, at its peak (MiB)", fontsize=8)
+    top = np.nanmax(seconds) if np.isfinite(seconds).any() else 1.0
+    for yi, row, value in zip(y, rows, seconds, strict=True):
+        note = str(row["status"])
+        if row.get("relative_gap") is not None and math.isfinite(row["relative_gap"]):
+            note += f", gap {row['relative_gap']:.1e}"
+        if row.get("agrees") is False:
+            note += ", ≠ best"
+        time_ax.annotate(
+            note,
+            (value if np.isfinite(value) else 0.0, yi),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=6.5,
+        )
+    if time_ax.get_xscale() == "log":
+        time_ax.set_xlim(right=top * 12)
+    else:
+        time_ax.set_xlim(0, top * 1.6 if top > 0 else 1.0)
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(color=_STATUS_COLORS["certified"], label="certified optimal"),
+        Patch(color=_STATUS_COLORS["verified"], label="verified, not certified"),
+        Patch(
+            facecolor=_STATUS_COLORS["other"],
+            edgecolor="#555555",
+            hatch="//",
+            label="no verified answer",
+        ),
+    ]
+    if ax is None:  # under both axes, clear of the bars
+        fig.legend(
+            handles=handles,
+            loc="outside lower center",
+            ncols=3,
+            fontsize=_LEGEND_FONT,
+            frameon=False,
+        )
+    else:
+        memory_ax.legend(handles=handles, fontsize=_LEGEND_FONT, loc="best", framealpha=0.9)
+    if title is None:
+        asked = ", ".join(f"{k} = {v:g}" for k, v in comparison.requested.items())
+        best = (
+            "no certified answer"
+            if comparison.best is None
+            else f"best {comparison.objective_name} = {comparison.best:.6g} "
+            f"({comparison.best_method})"
+        )
+        limit = "" if comparison.time_limit is None else f", {comparison.time_limit:g} s each"
+        title = f"Methods on {comparison.notion} at {asked}{limit}: {best}"
+        if comparison.description:
+            title += "\n" + comparison.description
+    if title:
+        width = fig.get_figwidth() * 72.0 - 20.0
+        fig.suptitle(_wrap_title(title, width, _TITLE_FONT), fontsize=_TITLE_FONT)
+    if path is not None:
+        save_figure(fig, path)
     return fig
 
 

@@ -29,7 +29,37 @@ from privopt.validation import (
     resolve_neighbors,
 )
 
-__all__ = ["DesignRequest", "prepare_request", "observing_secret", "exchangeable_form"]
+__all__ = [
+    "DesignRequest",
+    "prepare_request",
+    "observing_secret",
+    "exchangeable_form",
+    "DESIGN_KEYWORDS",
+]
+
+#: The keywords of :func:`privopt.design`, :func:`privopt.sweep` and :func:`prepare_request`
+#: besides the notions' own options: what a stray keyword (``epsilion=1``) is compared with
+#: for a "did you mean".
+DESIGN_KEYWORDS = (
+    "epsilon",
+    "max_distortion",
+    "epsilons",
+    "max_distortions",
+    "neighbors",
+    "extra_distortions",
+    "observe_secret",
+    "solver",
+    "tol",
+    "raise_on_infeasible",
+    "time_limit",
+    "on_progress",
+    "progress",
+    "solver_options",
+    "max_memory",
+    "unit",
+    "executor",
+    "chunk_size",
+)
 
 
 @dataclass(frozen=True)
@@ -159,6 +189,17 @@ class DesignRequest:
             ``≥ 0`` (the extra budgets are not counted).
         """
         return measures.expected_distortion(self.prior, matrix, self.distortion)
+
+    def pair_count(self) -> int | None:
+        """Ordered pairs of secrets the notion's constraints are written on
+        (:meth:`~privopt.notions.base.Notion.pair_count`), for the memory estimates.
+
+        Returns
+        -------
+        int or None
+            ``None`` for a notion without pairs.
+        """
+        return self.notion.pair_count(self.prior, self.neighbors, **self.options)
 
     def least_distortion(self) -> float:
         """``D*(∞) = Σ_y p(y) min_u d(y, u)``: the least distortion of any mechanism (the
@@ -295,6 +336,10 @@ def prepare_request(
     prior = exchangeable_form(check_prior(prior))
     notion = get_notion(notion)
     refuse_delta(notion.name, options.pop("delta", None))
+    declared = {option.name for option in notion.options}
+    for key, value in options.items():  # a stray keyword is named before anything else
+        if value is not None and key not in declared:
+            raise notion.unknown_option(key, keywords=DESIGN_KEYWORDS)
     mode, epsilon, max_distortion = check_mode(epsilon, max_distortion)
     distortion = as_distortion(distortion, prior)
     extras = check_extra_distortions(extra_distortions, distortion, prior)
@@ -317,7 +362,7 @@ def prepare_request(
             "identifiability do"
         )
         raise InputError(hint, "privacy.neighbors")
-    validated = notion.validate_options(prior, options)
+    validated = notion.validate_options(prior, options, keywords=DESIGN_KEYWORDS)
     notes: tuple = ()
     if notion.name == "robust_pml" and validated.get("priors") == "all":
         # sup over every full-support prior of the PML = leakage capacity ([Saeidian-Rethinking]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model import (
     DatabasePrior,
     Distortion,
@@ -353,7 +353,11 @@ def check_tolerance(value: object, field: str = "solver.tolerance") -> float:
 
 
 def check_time_limit(value: object, field: str = "solver.time_limit") -> float | None:
-    """A time limit in seconds: ``None`` or ``inf`` (no limit) or a number ``> 0``.
+    """A time limit in seconds: ``None`` or ``inf`` (no limit) or a number ``≥ 0``.
+
+    0 is a limit already reached (the run answers only what needs no solver). A limit of
+    more than :data:`~privopt.methods.base.NO_LIMIT_BEYOND` seconds (about 31 years) is
+    accepted and is no limit at all.
 
     Parameters
     ----------
@@ -365,16 +369,19 @@ def check_time_limit(value: object, field: str = "solver.time_limit") -> float |
     Returns
     -------
     float or None
-        The limit in seconds (finite, ``> 0``), or ``None`` for no limit.
+        The limit in seconds (finite, ``≥ 0``), or ``None`` for no limit.
 
     Raises
     ------
     InputError
-        For a non-number, ``nan``, ``-inf`` or a number ``≤ 0``.
+        For a non-number, ``nan``, ``-inf`` or a negative number.
     """
     if value is None:
         return None
-    seconds = check_number(value, field, allow_inf=True, strict=True)
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if value > 0 and value.bit_length() > 1000:  # beyond a float (10**400): no limit
+            return None
+    seconds = check_number(value, field, allow_inf=True)
     return None if math.isinf(seconds) else seconds
 
 
@@ -532,6 +539,7 @@ def resolve_neighbors(
         f"unknown relation {neighbors!r}: use one of {', '.join(NEIGHBOR_NAMES)}, a list of "
         "pairs [(a, b), …] or a NeighborRelation (e.g. NeighborRelation.from_pairs)",
         field,
+        suggestions=close_matches(neighbors, NEIGHBOR_NAMES),
     )
 
 
@@ -702,6 +710,7 @@ def as_distortion(
                 f"unknown distortion {distortion!r}: pass a Distortion, a matrix, or one of "
                 f"{', '.join(repr(n) for n in DISTORTION_NAMES)}",
                 field,
+                suggestions=close_matches(distortion, DISTORTION_NAMES),
             )
     else:
         d = Distortion.from_matrix(distortion)

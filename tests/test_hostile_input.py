@@ -325,10 +325,6 @@ MISUSE = {
         lambda: po.design(P3, "hamming", "pml", epsilon=1, raise_on_infeasible="no"),
         "raise_on_infeasible",
     ),
-    "time_limit=10**400": (
-        lambda: po.design(P3, "hamming", "pml", epsilon=1, time_limit=10**400),
-        "time_limit",
-    ),
     "sweep 'abc'": (lambda: po.sweep(P3, "hamming", "pml", epsilons="abc"), "epsilons"),
     "sweep [10**400]": (lambda: po.sweep(P3, "hamming", "pml", epsilons=[10**400]), "epsilons[0]"),
     "sweep progress=5": (
@@ -513,20 +509,28 @@ def test_a_file_refuses_neighbours_on_a_notion_that_takes_none(tmp_path, neighbo
     assert load_problem(ok).neighbors == "all"
 
 
-@pytest.mark.parametrize("limit", ["0", "-5", "0.0"])
-def test_a_file_time_limit_must_be_positive_and_says_so(tmp_path, limit):
+@pytest.mark.parametrize("limit", ["-5", "-0.5", "-inf", "nan"])
+def test_a_file_time_limit_must_not_be_negative(tmp_path, limit):
     from privopt.files import load_problem
 
     path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', f"[solver]\ntime_limit = {limit}\n")
     with pytest.raises(InputError) as info:
         load_problem(path)
     assert info.value.field == "solver.time_limit"
-    assert "must be a number > 0" in str(info.value) and ">=" not in str(info.value)
     path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', '[solver]\ntime_limit = "x"\n')
-    with pytest.raises(InputError, match=r"solver\.time_limit: expected a number > 0"):
+    with pytest.raises(InputError) as info:
         load_problem(path)
-    path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', "[solver]\ntime_limit = 2.5\n")
-    assert load_problem(path).time_limit == 2.5
+    assert info.value.field == "solver.time_limit"
+
+
+@pytest.mark.parametrize(
+    "limit, expected", [("0", 0.0), ("0.0", 0.0), ("2.5", 2.5), ("1e10", 1e10)]
+)
+def test_a_file_time_limit_from_zero_up_is_read(tmp_path, limit, expected):
+    from privopt.files import load_problem
+
+    path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', f"[solver]\ntime_limit = {limit}\n")
+    assert load_problem(path).time_limit == expected
 
 
 def test_an_empty_prior_list_is_called_empty(tmp_path):

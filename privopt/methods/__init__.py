@@ -101,12 +101,16 @@ def solve_point(
     -------
     Answer
     """
-    from privopt.errors import InputError
+    from privopt.errors import InputError, close_matches
     from privopt.request import prepare_request
 
     found = lookup(method)
     if found is None:
-        raise InputError(f"unknown method {method!r}; known: {', '.join(METHODS)}", "solver.name")
+        raise InputError(
+            f"unknown method {method!r}; known: {', '.join(METHODS)}",
+            "solver.name",
+            suggestions=close_matches(method, METHODS),
+        )
     req = prepare_request(prior, distortion, notion, **request)
     reason = found.unsupported(req)
     if reason is not None:

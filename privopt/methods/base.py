@@ -58,6 +58,7 @@ does not use cvxpy leaves cvxpy unloaded.
 from __future__ import annotations
 
 import abc
+import enum
 import importlib
 import importlib.util
 import math
@@ -81,6 +82,7 @@ __all__ = [
     "Measurement",
     "Method",
     "ProgressEvent",
+    "Stopping",
     "Task",
     "METHODS",
     "register",
@@ -99,19 +101,26 @@ class TimeLimitReached(Exception):
     which then answers with :attr:`Status.TIME_LIMIT`)."""
 
 
+#: Limits of more seconds than this (about 31 years) are no limit: a deadline that far away
+#: is never reached, and waiting on it would overflow the operating system's timeouts.
+NO_LIMIT_BEYOND = 1e9
+
+
 class Deadline:
     """A wall-clock limit for a run.
 
     Parameters
     ----------
     seconds : float or None
-        The time allowed from now; ``None`` for no limit.
+        The time allowed from now, ``≥ 0`` (0: already passed); ``None``, ``inf`` or more
+        than :data:`NO_LIMIT_BEYOND` for no limit.
     """
 
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = seconds
         self.start = time.perf_counter()
-        self.end = math.inf if seconds is None else self.start + float(seconds)
+        limited = seconds is not None and seconds <= NO_LIMIT_BEYOND  # no float(10**400)
+        self.end = self.start + max(float(seconds), 0.0) if limited else math.inf
 
     @property
     def limited(self) -> bool:
@@ -152,6 +161,34 @@ class Deadline:
         """Raise :class:`TimeLimitReached` if the limit has passed."""
         if self.expired():
             raise TimeLimitReached(f"time limit of {self.seconds:g} s reached")
+
+
+class Stopping(str, enum.Enum):
+    """How a method honours :attr:`Task.deadline`: what the solve driver can rely on.
+
+    ``CHECKS``
+        privopt's own loops check the deadline between steps that each take a small part of
+        a second to a few seconds at the sizes the method takes (``block-ipm``,
+        ``blahut-arimoto``, ``symmetric``, the closed forms): the method returns soon after
+        the deadline, with its best iterate where it has one. It always runs in the
+        driver's process.
+    ``NATIVE``
+        The method hands the time left to a native solver's own limit (HiGHS's and
+        Clarabel's ``time_limit``, SCS's ``time_limit_secs``, an iteration cap), but its
+        set-up (building the program, a compilation, a first factorisation) cannot be
+        interrupted and may allocate without bound.
+    ``NONE``
+        Nothing stops the method once it started.
+
+    Under a time limit the driver runs a method that is not ``CHECKS``, on a request large
+    enough for a child process to pay (:mod:`privopt.solve.isolation`), in a child process
+    that it terminates at the deadline; the memory bound is that process's address-space
+    limit.
+    """
+
+    CHECKS = "checks"
+    NATIVE = "native"
+    NONE = "none"
 
 
 @dataclass(frozen=True)
@@ -346,12 +383,14 @@ class Method(abc.ABC):
         Higher is tried first among the methods picked automatically.
     warm_starts : bool
         Whether passing the previous answer's ``warm`` saves work (sweeps, line searches).
-    native_time_limit : bool
-        Whether the method honours :attr:`Task.deadline` itself; otherwise the driver
-        enforces it from outside.
+    stopping : Stopping
+        How the method honours :attr:`Task.deadline` (default ``NATIVE``: a native solver's
+        limit, not during the set-up); the driver isolates the methods that are not
+        ``CHECKS`` in a child process under a time limit on large requests. A new method
+        declares what it does; nothing else is needed.
     memory_model : str
         How :func:`privopt.resources.estimate_bytes` costs the method: ``"cvxpy"``,
-        ``"sparse"``, ``"dense"`` or ``"structured"``.
+        ``"sparse"``, ``"sparse_clarabel"``, ``"dense"``, ``"structured"`` or ``"columns"``.
     """
 
     name: str = ""
@@ -359,7 +398,7 @@ class Method(abc.ABC):
     family: str = "privopt"
     priority: int = 0
     warm_starts: bool = False
-    native_time_limit: bool = True
+    stopping: Stopping = Stopping.NATIVE
     memory_model: str = "dense"
 
     @abc.abstractmethod
@@ -378,7 +417,7 @@ class Method(abc.ABC):
             in messages (e.g. ``"needs a single secret (no joint prior)"``).
         """
 
-    def memory_bytes(self, request: DesignRequest) -> float:
+    def memory_bytes(self, request: DesignRequest, exact: bool = True) -> float:
         """The memory the method needs for ``request`` (bytes, coarse): by default the
         estimate of its :attr:`memory_model` (:func:`privopt.resources.estimate_bytes`); a
         method whose footprint depends on more than the model overrides it.
@@ -387,6 +426,9 @@ class Method(abc.ABC):
         ----------
         request : DesignRequest
             The validated request.
+        exact : bool
+            ``False``: a lower bound that does not search for metric privacy's constraint
+            pairs (checked first, so that a map far too large is refused at once).
 
         Returns
         -------
@@ -394,7 +436,7 @@ class Method(abc.ABC):
         """
         from privopt.resources import estimate_bytes
 
-        return estimate_bytes(request, self.memory_model)
+        return estimate_bytes(request, self.memory_model, exact)
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Whether to pick the method without being named (for a single design, or a

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from privopt.closed_form_checks import identifiability_candidate, wang_identifiability_applies
-from privopt.methods.base import Answer, Certificate, Method, Task, register
+from privopt.methods.base import Answer, Certificate, Method, Stopping, Task, register
 from privopt.status import Status
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
@@ -32,6 +32,7 @@ class WangIdentifiability(Method):
         "(Wang, Ying & Zhang 2016, Thm 1) from ε̃_X on"
     )
     priority = 40
+    stopping = Stopping.CHECKS  # a formula on at most 4096 symbols: nothing to stop
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """Why the closed form cannot take ``request``, or ``None``: it needs identifiability

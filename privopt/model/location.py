@@ -31,11 +31,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model._validate import normalised_weights
 from privopt.model.distortion import Distortion
-from privopt.model.metric import EARTH_RADIUS_KM, Metric
+from privopt.model.metric import EARTH_RADIUS_KM, Metric, point_distances
 from privopt.model.prior import Prior
+from privopt.resources import check_allocation
 
 __all__ = [
     "LocationGrid",
@@ -210,7 +211,7 @@ class LocalProjection:
         return f"LocalProjection(lat0={self.lat0:.6g}, lon0={self.lon0:.6g})"
 
 
-def pairwise_distances(a, b, norm: str = "euclidean") -> np.ndarray:
+def pairwise_distances(a, b, norm: str = "euclidean", field: str = "points") -> np.ndarray:
     """Distances between the rows of ``a`` and of ``b``.
 
     Parameters
@@ -221,6 +222,8 @@ def pairwise_distances(a, b, norm: str = "euclidean") -> np.ndarray:
     norm : {"euclidean", "manhattan", "haversine"}
         ``haversine`` is the great-circle distance in km on a sphere of radius
         :data:`~privopt.model.metric.EARTH_RADIUS_KM`.
+    field : str
+        The argument named when the matrix would exceed the memory bound.
 
     Returns
     -------
@@ -229,6 +232,12 @@ def pairwise_distances(a, b, norm: str = "euclidean") -> np.ndarray:
     """
     a = np.asarray(a, dtype=float).reshape(-1, 2)
     b = np.asarray(b, dtype=float).reshape(-1, 2)
+    check_allocation(
+        24.0 * a.shape[0] * b.shape[0],
+        f"the {a.shape[0]:,} × {b.shape[0]:,} distances between places",
+        field,
+        "fewer places or outputs (a coarser grid)",
+    )
     if norm == "euclidean":
         return np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
     if norm == "manhattan":
@@ -241,7 +250,11 @@ def pairwise_distances(a, b, norm: str = "euclidean") -> np.ndarray:
             + np.cos(lat_a) * np.cos(lat_b) * np.sin((lon_a - lon_b) / 2) ** 2
         )
         return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
-    raise InputError(f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}", "norm")
+    raise InputError(
+        f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}",
+        "norm",
+        suggestions=close_matches(norm, LOCATION_NORMS),
+    )
 
 
 def _positive(value, field: str) -> float:
@@ -504,7 +517,11 @@ class _LocationMap:
 
     def _coordinates_for(self, points: np.ndarray, norm: str) -> np.ndarray:
         if norm not in LOCATION_NORMS:
-            raise InputError(f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}", "norm")
+            raise InputError(
+                f"unknown norm {norm!r}; valid: {', '.join(LOCATION_NORMS)}",
+                "norm",
+                suggestions=close_matches(norm, LOCATION_NORMS),
+            )
         if norm == "haversine":
             if self.projection is None:
                 raise InputError(
@@ -552,7 +569,7 @@ class _LocationMap:
         if self._outputs_are_secrets:  # the metric's own matrix: exactly symmetric
             d = self.metric(norm).matrix
         else:
-            d = pairwise_distances(secrets, outputs, norm)
+            d = pairwise_distances(secrets, outputs, norm, self.field)
         return Distortion(d**power, output_labels=self.output_labels)
 
     @property
@@ -867,16 +884,22 @@ class LocationGrid(_LocationMap):
         norm = norm or self.default_norm
         if norm == "manhattan" and self.size > 1:
             return self._manhattan()
-        metric = super().metric(norm)
         if norm != "euclidean":
-            return metric
+            return super().metric(norm)
+        d = point_distances(
+            self.planar_points,
+            "euclidean",
+            self.field,
+            f"the cells of a {self.rows} × {self.cols} grid",
+        )
         # the cells form a lattice: its constraint pairs and spanners are found from it
         return Metric(
-            metric.matrix,
+            d,
             self.labels,
             "euclidean",
             check=False,
             lattice=(self.rows, self.cols, np.arange(self.size)),
+            copy=False,
         )
 
     def _manhattan(self) -> Metric:
@@ -884,11 +907,20 @@ class LocationGrid(_LocationMap):
         4-neighbour graph (:meth:`grid_edges`, edges of length ``cell_size``): its constraint
         pairs are those edges, found without the ``O(k³)`` search of a general metric or a
         shortest-path search."""
-        r, c = np.divmod(np.arange(self.size), self.cols)
-        d = (np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])) * self.cell_size
+        k = self.size
+        check_allocation(
+            24.0 * k * k,
+            f"the {k:,} × {k:,} distances between the cells of a {self.rows} × {self.cols} grid",
+            self.field,
+            "a coarser grid",
+        )
+        r, c = np.divmod(np.arange(k), self.cols)
+        d = np.abs(r[:, None] - r[None, :]).astype(float)
+        d += np.abs(c[:, None] - c[None, :])
+        d *= self.cell_size
         edges = self.grid_edges()
         a, b = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
-        return Metric(d.astype(float), self.labels, "manhattan", check=False, edges=(a, b))
+        return Metric(d, self.labels, "manhattan", check=False, edges=(a, b), copy=False)
 
     def as_map(self, values) -> np.ndarray:
         """A vector over the cells as a ``rows × cols`` array (row 0 first).

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from privopt._frames import html_table, pandas
 from privopt.errors import InputError
 from privopt.model._validate import SUM_TOLERANCE, as_labels, as_stochastic_matrix
 
@@ -18,6 +19,9 @@ __all__ = ["Mechanism", "as_matrix"]
 
 #: Largest side of a mechanism whose ``repr`` shows its matrix.
 REPR_MAX_SIDE = 8
+#: Rows and columns of a mechanism that its notebook display shows (``_repr_html_``).
+HTML_MAX_ROWS = 16
+HTML_MAX_COLUMNS = 10
 
 
 class Mechanism:
@@ -406,6 +410,60 @@ class Mechanism:
                 "the JSON is nested too deeply to be a mechanism (a matrix is 2 levels deep)",
                 "mechanism",
             ) from None
+
+    # --- tables -----------------------------------------------------------------------------
+    def to_frame(self, tidy: bool = False):
+        """The mechanism as a pandas DataFrame (needs pandas: the ``[frames]`` extra).
+
+        Parameters
+        ----------
+        tidy : bool
+            ``False`` (default): the matrix, one row per input and one column per output
+            (index ``input``, columns ``output``: their labels), ``p(u|y)`` in the cells.
+            ``True``: one row per entry, columns ``input``, ``output`` and ``probability``
+            (rows in the order of the matrix), e.g. for plotting libraries or a database.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Examples
+        --------
+        >>> rr = Mechanism([[0.75, 0.25], [0.25, 0.75]], ["no", "yes"], ["no", "yes"])
+        >>> float(rr.to_frame().loc["yes", "yes"])
+        0.75
+        """
+        pd = pandas("Mechanism.to_frame")
+        if tidy:
+            rows, cols = self.shape
+            return pd.DataFrame(
+                {
+                    "input": np.repeat(np.asarray(self.input_labels, dtype=object), cols),
+                    "output": np.tile(np.asarray(self.output_labels, dtype=object), rows),
+                    "probability": self.matrix.ravel(),
+                }
+            )
+        return pd.DataFrame(
+            self.matrix,
+            index=pd.Index(list(self.input_labels), name="input"),
+            columns=pd.Index(list(self.output_labels), name="output"),
+        )
+
+    def _repr_html_(self) -> str:
+        """The matrix as an HTML table in a notebook (the first rows and columns of a large
+        one)."""
+        rows, cols = self.shape
+        shown_rows, shown_cols = min(rows, HTML_MAX_ROWS), min(cols, HTML_MAX_COLUMNS)
+        header = ["y \\ u", *map(str, self.output_labels[:shown_cols])]
+        body = [
+            [str(self.input_labels[i]), *map(float, self.matrix[i, :shown_cols])]
+            for i in range(shown_rows)
+        ]
+        cut = ""
+        if (shown_rows, shown_cols) != (rows, cols):
+            cut = f", first {shown_rows} × {shown_cols} shown (to_frame() has all of it)"
+        caption = f"Mechanism p(u | y): {rows} inputs × {cols} outputs{cut}"
+        return html_table(body, header, caption)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Mechanism):

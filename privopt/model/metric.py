@@ -27,10 +27,11 @@ from functools import cached_property
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model.neighbors import NeighborRelation
+from privopt.resources import check_allocation
 
-__all__ = ["Metric", "MetricPairs", "METRIC_NORMS", "EARTH_RADIUS_KM"]
+__all__ = ["Metric", "MetricPairs", "METRIC_NORMS", "EARTH_RADIUS_KM", "point_distances"]
 
 #: Norms accepted by :meth:`Metric.from_points`.
 METRIC_NORMS = ("euclidean", "manhattan", "haversine")
@@ -128,6 +129,70 @@ def _min_plus_rows(d: np.ndarray, rows: np.ndarray, skip_zero: bool) -> np.ndarr
     return block.min(axis=1)
 
 
+def point_distances(pts: np.ndarray, norm: str, field: str, what: str = "") -> np.ndarray:
+    """The ``k × k`` distances between the rows of ``pts`` (a new array, exactly symmetric,
+    zero diagonal), computed a block of rows at a time.
+
+    The memory is checked first (:func:`~privopt.resources.check_allocation`): the result's
+    ``8k²`` bytes, plus a ``k²``-byte mask of the checks that follow; the blocks add at most
+    about 64 MB. (Broadcasting all pairs at once held ``k × k × dim`` differences: 121 GiB
+    for a 300 × 300 map, raised as a ``MemoryError``.)
+
+    Parameters
+    ----------
+    pts : numpy.ndarray
+        ``k × dim`` finite coordinates (``haversine``: ``[latitude, longitude]`` in degrees,
+        checked by the caller).
+    norm : {"euclidean", "manhattan", "haversine"}
+    field : str
+        The key named in a refusal.
+    what : str
+        What the points are, for the refusal (default: ``k`` points).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``d[i, j]``; ``d[i, j] == d[j, i]`` exactly (every formula is of ``|a − b|``).
+
+    Raises
+    ------
+    InputError
+        When the matrix would exceed the memory bound.
+    """
+    k = pts.shape[0]
+    check_allocation(
+        9.0 * k * k,
+        f"the {k:,} × {k:,} distances between {what or f'{k:,} points'}",
+        field,
+        "fewer points (a coarser grid)",
+    )
+    d = np.empty((k, k))
+    if norm == "haversine":
+        lat, lon = np.radians(pts[:, 0]), np.radians(pts[:, 1])
+        cos_lat = np.cos(lat)
+    step = max(1, 2**22 // (k * max(pts.shape[1], 1)))  # ~32 MB of differences per block
+    for start in range(0, k, step):
+        rows = slice(start, min(k, start + step))
+        if norm in ("euclidean", "manhattan"):
+            block = d[rows]
+            block[...] = 0.0
+            for axis in range(pts.shape[1]):  # one coordinate at a time: no k × k × dim array
+                delta = pts[rows, axis, None] - pts[None, :, axis]
+                block += delta**2 if norm == "euclidean" else np.abs(delta)
+            if norm == "euclidean":
+                np.sqrt(block, out=block)
+        else:  # |Δ| in the half-angle sines: the same value for (i, j) and (j, i)
+            dlat = np.abs(lat[rows, None] - lat[None, :])
+            dlon = np.abs(lon[rows, None] - lon[None, :])
+            h = (
+                np.sin(dlat / 2) ** 2
+                + cos_lat[rows, None] * cos_lat[None, :] * np.sin(dlon / 2) ** 2
+            )
+            d[rows] = 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+    np.fill_diagonal(d, 0.0)
+    return d
+
+
 def _blocks(k: int):
     step = max(1, int(2**23 // max(k * k, 1)))
     for start in range(0, k, step):
@@ -158,6 +223,9 @@ class Metric:
         cells)`` with ``cells`` the grid cell (row by row) of each secret. The constraint
         pairs and the spanners are then found from the lattice (:meth:`pairs`,
         :meth:`spanner`) instead of by the ``O(k³)`` search.
+    copy : bool
+        ``False``: ``matrix`` is a float array the metric may keep as it is (made
+        read-only), for the constructors that built it (no second ``k × k`` copy).
     """
 
     def __init__(
@@ -169,9 +237,10 @@ class Metric:
         check: bool = True,
         edges: tuple[np.ndarray, np.ndarray] | None = None,
         lattice: tuple[int, int, np.ndarray] | None = None,
+        copy: bool = True,
     ):
         try:
-            d = np.array(matrix, dtype=float)
+            d = np.array(matrix, dtype=float, copy=True if copy else None)
         except (TypeError, ValueError):
             raise InputError(
                 "a metric is a square matrix of non-negative numbers (list of rows)", field
@@ -316,13 +385,11 @@ class Metric:
             )
         if norm not in METRIC_NORMS:
             raise InputError(
-                f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}", f"{field}.norm"
+                f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}",
+                f"{field}.norm",
+                suggestions=close_matches(norm, METRIC_NORMS),
             )
-        if norm == "euclidean":
-            d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(axis=2))
-        elif norm == "manhattan":
-            d = np.abs(pts[:, None, :] - pts[None, :, :]).sum(axis=2)
-        else:
+        if norm == "haversine":
             if pts.shape[1] != 2:
                 raise InputError(
                     "haversine needs [latitude, longitude] pairs in degrees", f"{field}.points"
@@ -332,17 +399,8 @@ class Metric:
                     "latitudes must lie in [-90, 90] and longitudes in [-360, 360] (degrees)",
                     f"{field}.points",
                 )
-            lat, lon = np.radians(pts[:, 0]), np.radians(pts[:, 1])
-            dlat = lat[:, None] - lat[None, :]
-            dlon = lon[:, None] - lon[None, :]
-            h = (
-                np.sin(dlat / 2) ** 2
-                + np.cos(lat)[:, None] * np.cos(lat)[None, :] * np.sin(dlon / 2) ** 2
-            )
-            d = 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
-        d = 0.5 * (d + d.T)
-        np.fill_diagonal(d, 0.0)
-        return cls(d, labels, norm, field, check=False)
+        d = point_distances(pts, norm, f"{field}.points")
+        return cls(d, labels, norm, field, check=False, copy=False)
 
     @classmethod
     def from_graph(

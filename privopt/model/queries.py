@@ -25,7 +25,7 @@ from itertools import combinations
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model.distortion import Distortion
 from privopt.model.prior import database_digits
 
@@ -92,7 +92,11 @@ def query_answers(
         ``|U| × dim``.
     """
     if query not in QUERIES:
-        raise InputError(f"unknown query {query!r}; valid: {', '.join(QUERIES)}", f"{field}.query")
+        raise InputError(
+            f"unknown query {query!r}; valid: {', '.join(QUERIES)}",
+            f"{field}.query",
+            suggestions=close_matches(query, QUERIES),
+        )
     if m**n > MAX_QUERY_DATABASES:
         raise InputError(
             f"{m}^{n} databases: a query distortion is built densely up to "
@@ -155,7 +159,9 @@ def query_distortion(
     """
     if loss not in QUERY_LOSSES:
         raise InputError(
-            f"unknown loss {loss!r}; valid: {', '.join(QUERY_LOSSES)}", f"{field}.loss"
+            f"unknown loss {loss!r}; valid: {', '.join(QUERY_LOSSES)}",
+            f"{field}.loss",
+            suggestions=close_matches(loss, QUERY_LOSSES),
         )
     answers, outputs = query_answers(
         m, n, query, match=match, values=values, symbols=symbols, field=field

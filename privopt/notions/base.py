@@ -13,13 +13,13 @@ encoding in its package (e.g. :mod:`privopt.methods.sparse_lp.encodings`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.model import NeighborRelation
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -490,6 +490,32 @@ class Notion:
         """
         return math.inf
 
+    def pair_count(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> int | None:
+        """How many ordered pairs of secrets the notion's constraints are written on, for
+        the memory estimates (:mod:`privopt.resources`).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        neighbors : NeighborRelation or None
+            The relation on the secrets, for notions that use one (default ``None``).
+        **options
+            The notion's validated options.
+
+        Returns
+        -------
+        int or None
+            By default the number of pairs of ``neighbors``, or ``None`` for a notion
+            without a relation.
+        """
+        return None if neighbors is None else int(neighbors.n_pairs)
+
     def min_level(
         self,
         prior: Prior | JointPrior | DatabasePrior,
@@ -517,6 +543,7 @@ class Notion:
         prior: Prior | JointPrior | DatabasePrior,
         given: Mapping[str, Any],
         prefix: str = "privacy",
+        keywords: Iterable[str] = (),
     ) -> dict:
         """Check the options given for this notion; return them in canonical form.
 
@@ -528,6 +555,9 @@ class Notion:
             Option name → raw value (``None`` values count as not given).
         prefix : str
             The section named in messages (``privacy`` → ``privacy.priors``).
+        keywords : iterable of str
+            The other names the caller takes (e.g. the keywords of :func:`privopt.design`):
+            an unknown option is checked against them too for a "did you mean".
 
         Returns
         -------
@@ -546,18 +576,7 @@ class Notion:
             if value is None:
                 continue
             if key not in declared:
-                owners = option_owners(key)
-                hint = (
-                    f"it is an option of {', '.join(repr(o) for o in owners)}"
-                    if owners
-                    else "no notion takes it"
-                )
-                valid = ", ".join(declared) or "none"
-                raise InputError(
-                    f"the notion {self.name!r} takes no option {key!r} ({hint}); its options: "
-                    f"{valid}",
-                    f"{prefix}.{key}",
-                )
+                raise self.unknown_option(key, prefix, keywords)
             out[key] = declared[key].validate(value, prior, f"{prefix}.{key}")
         for option in self.options:
             if option.required and option.name not in out:
@@ -567,6 +586,48 @@ class Notion:
                     f"{prefix}.{option.name}",
                 )
         return out
+
+    def unknown_option(
+        self, key: str, prefix: str = "privacy", keywords: Iterable[str] = ()
+    ) -> InputError:
+        """The error for an option this notion does not declare, with the names closest to
+        it among its options and ``keywords`` ("did you mean").
+
+        Parameters
+        ----------
+        key : str
+            The name given.
+        prefix : str
+            The section named in the field (``privacy`` → ``privacy.<key>``).
+        keywords : iterable of str
+            The other names the caller takes (e.g. ``neighbors``, ``epsilon``).
+
+        Returns
+        -------
+        InputError
+            Field ``{prefix}.{key}`` for an option of another notion, ``key`` itself for a
+            name no notion takes (a stray keyword); :attr:`~privopt.errors.InputError.suggestions`
+            holds the close names.
+        """
+        declared = [option.name for option in self.options]
+        owners = option_owners(key)
+        valid = ", ".join(declared) or "none"
+        if owners:
+            owned = ", ".join(repr(o) for o in owners)
+            message = (
+                f"the notion {self.name!r} takes no option {key!r} (it is an option of "
+                f"{owned}); its options: {valid}"
+            )
+        else:
+            message = (
+                f"{key!r} is neither a keyword of the call nor an option of any notion (the "
+                f"options of {self.name!r}: {valid})"
+            )
+        return InputError(
+            message,
+            f"{prefix}.{key}" if owners else key,  # a stray keyword is named as given
+            suggestions=close_matches(key, [*declared, *keywords]),
+        )
 
     def result_notes(
         self,
@@ -852,4 +913,5 @@ def get_notion(name: str | Notion) -> Notion:
             f"unknown notion {name!r}; valid notions: {', '.join(notion_names())} "
             f"(aliases: {', '.join(sorted(set(NOTIONS) - set(notion_names())))})",
             "privacy.notion",
+            suggestions=close_matches(str(name), NOTIONS),
         ) from None

@@ -297,6 +297,32 @@ class MetricPrivacy(Notion):
         pairs = constraint_pairs({"metric": metric, "spanner": options.get("spanner")}, support)
         return measures.metric_dp_level(prior, mechanism, metric, pairs)
 
+    def pair_count(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        neighbors: NeighborRelation | None = None,
+        **options: Any,
+    ) -> int | None:
+        """The ordered constraint pairs on the prior's support (the spanner's edges with
+        ``spanner``): computed once (``O(k³)`` for a metric given by a matrix or points) and
+        kept on the metric, where the methods find them again.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The prior of the request.
+        neighbors : NeighborRelation or None
+            Ignored (the notion uses no relation).
+        **options
+            ``metric`` (validated) and ``spanner``.
+
+        Returns
+        -------
+        int
+        """
+        support = np.flatnonzero(prior.secret_probs > 0)
+        return int(constraint_pairs(options, support).n_pairs)
+
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|a) ≤ e^{ε d(a,b)} p(u|b)`` on the constraint pairs of the support (Chatzikokolakis
         et al. 2013, Def. 3; Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 4), with ``+ 1``

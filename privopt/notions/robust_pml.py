@@ -24,6 +24,7 @@ the problem's own prior.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -278,6 +279,7 @@ class RobustPML(Notion):
         prior: Prior | JointPrior | DatabasePrior,
         given: Mapping[str, Any],
         prefix: str = "privacy",
+        keywords: Iterable[str] = (),
     ) -> dict:
         """The base class's checks, then: ``priors`` or ``entry_priors`` is required,
         ``priors = "all"`` excludes ``entry_priors``, and the listed priors of both are merged.
@@ -290,6 +292,8 @@ class RobustPML(Notion):
             Option name → raw value (``None`` values count as not given).
         prefix : str
             The section named in messages (default ``privacy``).
+        keywords : iterable of str
+            The caller's other names, for the "did you mean" of an unknown option.
 
         Returns
         -------
@@ -304,7 +308,7 @@ class RobustPML(Notion):
             For an invalid option, neither ``priors`` nor ``entry_priors``, or both with
             ``priors = "all"``.
         """
-        out = super().validate_options(prior, given, prefix)
+        out = super().validate_options(prior, given, prefix, keywords)
         if "priors" not in out and "entry_priors" not in out:
             raise InputError(
                 'missing: robust_pml needs priors (a list of pmfs, or "all") or entry_priors '

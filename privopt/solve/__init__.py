@@ -11,6 +11,7 @@ from privopt.solve.results import (
     DesignResult,
     LeakageReport,
     LineSearchInfo,
+    ResultList,
     SolverRun,
     leakage_report,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "DesignResult",
     "LeakageReport",
     "LineSearchInfo",
+    "ResultList",
     "SolverRun",
     "applicable_methods",
     "choose_methods",

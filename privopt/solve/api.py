@@ -7,12 +7,13 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from privopt.errors import InfeasibleError, InputError, PrivoptError
+from privopt.errors import InfeasibleError, InputError, PrivoptError, close_matches
 from privopt.methods.base import Deadline, ProgressEvent
 from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.request import prepare_request
 from privopt.resources import max_memory as memory_bound
 from privopt.solve.driver import solve_request
+from privopt.solve.progress import design_progress, points_progress
 from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
 from privopt.solve.units import (
@@ -71,12 +72,14 @@ def _solve(
     """Check the run's settings, choose the methods and hand the request to the driver."""
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
+    # the limit counts from here: choosing the methods may search metric privacy's pairs
+    # (2 s on a 20 × 20 map) and is part of the run
+    deadline = Deadline(time_limit)
     raise_on_infeasible = check_flag(raise_on_infeasible, "raise_on_infeasible")
     on_progress = check_callable(on_progress, "on_progress")
     # a line search is a run of ε points, warm-started like a sweep
-    chain = choose_methods(
-        request, solver, sweep=request.uses_line_search, max_memory_bytes=memory_bound(max_memory)
-    )
+    bound = memory_bound(max_memory)
+    chain = choose_methods(request, solver, sweep=request.uses_line_search, max_memory_bytes=bound)
     cache = _options_cache(solver_options)
     if program is not None:  # the user's program, with any constraints added to it
         cache[("cvxpy", program.form)] = program
@@ -84,10 +87,11 @@ def _solve(
         request,
         chain,
         tol=tol,
-        time_limit=time_limit,
+        deadline=deadline,
         raise_on_infeasible=raise_on_infeasible,
         on_progress=on_progress,
         cache=cache,
+        max_memory=bound,
     )
     _attach_notes(request, result)
     return result
@@ -127,6 +131,7 @@ def design(
     solver_options: dict | None = None,
     max_memory: float | str | None = None,
     unit: str = "nats",
+    progress: bool | None = None,
     **options,
 ) -> DesignResult:
     """Design the optimal mechanism for one request, re-measured and certified.
@@ -175,6 +180,10 @@ def design(
         Memory bound in bytes (or ``"8G"``, ``"inf"``); methods estimated to need more are
         not tried, and a request none fits is an :class:`~privopt.InputError` naming its size
         (:mod:`privopt.resources`). Default: ``PRIVOPT_MAX_MEMORY`` or 4 GiB.
+    progress : bool, optional
+        A status line on stderr (the method at work, its iteration) once the solve has run
+        2 s: by default only in a terminal or a notebook, and not when ``on_progress`` is
+        given; ``True`` always, ``False`` never (:mod:`privopt.solve.progress`).
     **options
         The notion's own options (e.g. ``priors``, the prior class of ``robust_pml``).
 
@@ -208,6 +217,7 @@ def design(
         observe_secret=observe_secret,
         **options,
     )
+    status = design_progress(progress, on_progress, f"privopt: {request.notion.name}")
     try:
         result = _solve(
             request,
@@ -215,7 +225,7 @@ def design(
             tol,
             time_limit,
             raise_on_infeasible,
-            on_progress,
+            status if status is not None else on_progress,
             solver_options,
             max_memory=max_memory,
         )
@@ -226,6 +236,9 @@ def design(
             in_unit.least_achievable, in_unit.quantity = least, "epsilon"
             raise in_unit from None
         raise
+    finally:
+        if status is not None:
+            status.close()
     return result_in_unit(result, unit, requested=asked)
 
 
@@ -291,7 +304,7 @@ def sweep(
     tol: float = DEFAULT_TOL,
     observe_secret: bool = False,
     extra_distortions: Sequence[tuple] = (),
-    progress: Callable[[Iterable], Iterable] | None = None,
+    progress: Callable[[Iterable], Iterable] | bool | None = None,
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
@@ -299,9 +312,15 @@ def sweep(
     chunk_size: int | None = None,
     unit: str = "nats",
     max_memory: float | str | None = None,
+    epsilon_range: tuple[float, float] | None = None,
+    max_distortion_range: tuple[float, float] | None = None,
+    band: float | None = None,
+    band_abs: float | None = None,
+    max_points: int | None = None,
     **options,
 ) -> Curve:
-    """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``.
+    """Sweep the privacy–distortion curve over ``epsilons`` or ``max_distortions``, or
+    certify it on a whole range (``epsilon_range`` or ``max_distortion_range``).
 
     Each point goes through the same driver as :func:`design` and starts from the previous
     point's work where the method can (a simplex basis, a Blahut–Arimoto output law, the
@@ -317,8 +336,11 @@ def sweep(
         Levels (nats).
     max_distortions : sequence of float, optional
         Budgets (give exactly one of the two).
-    progress : callable, optional
-        Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+    progress : callable or bool, optional
+        A bar of the points on stderr once the sweep has run 2 s: by default only in a
+        terminal or a notebook; ``True`` always, ``False`` never
+        (:mod:`privopt.solve.progress`); or a callable of your own that wraps the iterable of
+        points (e.g. ``tqdm.tqdm``).
     time_limit : float, optional
         Seconds for the whole sweep; points after it are recorded with status
         ``time_limit``.
@@ -339,6 +361,23 @@ def sweep(
     unit : {"nats", "bits"}
         The unit of ``epsilons`` and of the levels in the records and results (the
         ``closed_form.*`` columns stay in nats).
+    epsilon_range, max_distortion_range : (float, float), optional
+        Certify the curve on the whole range ``[lo, hi]`` (levels in ``unit``, or budgets):
+        privopt chooses the points itself, refining where the certified band around the
+        curve is wider than the tolerance, until it is within it everywhere or
+        ``max_points`` (or ``time_limit``) is spent (:mod:`privopt.solve.curve_sweep`). The
+        result's :attr:`Curve.band` bounds the optimum everywhere on the range, not only at
+        the points (:mod:`privopt.solve.curve_band`).
+    band : float, optional
+        The tolerance as a fraction of the curve's range, ``D*(lo) − D*(hi)`` (or
+        ``ε*(lo) − ε*(hi)``); default 0.01 with a range. With ``epsilons`` or
+        ``max_distortions``, ``band`` or ``band_abs`` attaches the certified band of the
+        given points (no point is added).
+    band_abs : float, optional
+        The tolerance as an absolute width (distortion units, or levels in ``unit`` for a
+        budget curve).
+    max_points : int, optional
+        The point budget of a range (default 100).
     **options
         The notion's own options.
 
@@ -346,7 +385,63 @@ def sweep(
     -------
     Curve
     """
+    ranged = epsilon_range is not None or max_distortion_range is not None
+    if ranged or band is not None or band_abs is not None or max_points is not None:
+        given = [
+            n
+            for n, v in (
+                ("epsilons", epsilons),
+                ("max_distortions", max_distortions),
+                ("epsilon_range", epsilon_range),
+                ("max_distortion_range", max_distortion_range),
+            )
+            if v is not None
+        ]
+        if len(given) != 1:
+            raise InputError(
+                "give exactly one of 'epsilons', 'max_distortions', 'epsilon_range' and "
+                "'max_distortion_range'",
+                "sweep",
+            )
+        if executor is not None or chunk_size is not None:
+            raise InputError("a certified band is computed in one process", "executor")
+        return _banded_sweep(
+            prior,
+            distortion,
+            notion,
+            given[0],
+            {
+                "epsilons": epsilons,
+                "max_distortions": max_distortions,
+                "epsilon_range": epsilon_range,
+                "max_distortion_range": max_distortion_range,
+            }[given[0]],
+            band=band,
+            band_abs=band_abs,
+            max_points=max_points,
+            neighbors=neighbors,
+            solver=solver,
+            tol=tol,
+            observe_secret=observe_secret,
+            extra_distortions=extra_distortions,
+            time_limit=time_limit,
+            on_progress=on_progress,
+            solver_options=solver_options,
+            unit=unit,
+            max_memory=max_memory,
+            **options,
+        )
     if (epsilons is None) == (max_distortions is None):
+        if epsilons is None:  # a misspelt keyword (epsilon=, max_distortion=) is named
+            for key in options:
+                close = close_matches(key, ("epsilons", "max_distortions"))
+                if close:
+                    raise InputError(
+                        f"sweep takes no keyword {key!r}: give the points as epsilons= (levels) "
+                        "or max_distortions= (budgets)",
+                        key,
+                        suggestions=close,
+                    )
         raise InputError("give exactly one of 'epsilons' and 'max_distortions'", "sweep")
     mode = "epsilon" if epsilons is not None else "max_distortion"
     field = "epsilons" if mode == "epsilon" else "max_distortions"
@@ -375,7 +470,8 @@ def sweep(
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
     on_progress = check_callable(on_progress, "on_progress")
-    progress = check_callable(progress, "progress")
+    if not (progress is None or isinstance(progress, bool)):
+        progress = check_callable(progress, "progress")
     request = prepare_request(
         prior,
         distortion,
@@ -386,6 +482,7 @@ def sweep(
         **{mode: first_ok},
         **options,
     )
+    progress = points_progress(progress, f"privopt: {request.notion.name}")
     if executor is None and chunk_size is None:
         records, results = solve_sweep_points(
             request,
@@ -428,6 +525,119 @@ def sweep(
     return Curve(request.notion.name, mode, records, results, unit=unit)
 
 
+def _banded_sweep(
+    prior,
+    distortion,
+    notion,
+    kind: str,
+    given,
+    *,
+    band,
+    band_abs,
+    max_points,
+    neighbors,
+    solver,
+    tol,
+    observe_secret,
+    extra_distortions,
+    time_limit,
+    on_progress,
+    solver_options,
+    unit,
+    max_memory,
+    **options,
+) -> Curve:
+    """A sweep with its certified band: adaptive on a range, or over given points."""
+    from privopt.solve.curve_sweep import (
+        DEFAULT_MAX_POINTS,
+        certified_sweep,
+        check_band,
+        check_points,
+        check_range,
+    )
+
+    unit = check_unit(unit)
+    mode = "epsilon" if kind in ("epsilons", "epsilon_range") else "max_distortion"
+    band, band_abs = check_band(band, band_abs)
+    if band_abs is not None and mode == "max_distortion":
+        band_abs = to_nats(band_abs, unit)
+    tol = check_tolerance(tol, "tol")
+    time_limit = check_time_limit(time_limit, "time_limit")
+    on_progress = check_callable(on_progress, "on_progress")
+    refine = kind.endswith("_range")
+    values = None
+    if refine:
+        lo, hi = check_range(given, kind, budget=mode == "max_distortion")
+        if mode == "epsilon":
+            lo, hi = to_nats(lo, unit), to_nats(hi, unit)
+        limit = DEFAULT_MAX_POINTS if max_points is None else check_points(max_points)
+    else:
+        if max_points is not None:
+            raise InputError("a point budget applies to a range only", "max_points")
+        if isinstance(given, (str, bytes)):
+            raise InputError("expected a sequence of numbers, got a string", kind)
+        check = check_level if mode == "epsilon" else check_budget
+        try:
+            values = [check(v, f"{kind}[{i}]") for i, v in enumerate(given)]
+        except TypeError:
+            raise InputError(f"expected a sequence of numbers, got {given!r}", kind) from None
+        if not values:
+            raise InputError("no points to sweep", kind)
+        if mode == "epsilon":
+            values = [to_nats(v, unit) for v in values]
+        lo, hi = min(values), max(values)
+        limit = len(values)
+    request = prepare_request(
+        prior,
+        distortion,
+        notion,
+        neighbors=neighbors,
+        observe_secret=observe_secret,
+        extra_distortions=extra_distortions,
+        **{mode: lo},
+        **options,
+    )
+    if refine:
+        least = request.least_level() if mode == "epsilon" else request.least_distortion()
+        if lo < least - 1e-12 * (1.0 + abs(least)):
+            what = "level" if mode == "epsilon" else "distortion"
+            shown = from_nats(least, unit) if mode == "epsilon" else least
+            raise InputError(
+                f"the range starts below the least achievable {what}, {shown:.9g}: start it "
+                "there or above",
+                kind,
+            )
+    curve = certified_sweep(
+        request,
+        mode,
+        lo,
+        hi,
+        band=band,
+        band_abs=band_abs,
+        max_points=limit,
+        solver=solver,
+        tol=tol,
+        time_limit=time_limit,
+        solver_options=solver_options,
+        on_progress=on_progress,
+        max_memory=max_memory,
+        refine=refine,
+        values=values,
+    )
+    if unit != "nats":
+        records = records_in_unit([dict(r) for r in curve.records], mode, unit)
+        keys = ("requested_epsilon",) if mode == "epsilon" else ("epsilon_lower", "epsilon_upper")
+        for r in records:
+            for key in keys:
+                if r.get(key) is not None:
+                    r[key] = from_nats(r[key], unit)
+        results = [None if r is None else result_in_unit(r, unit) for r in curve.results]
+        curve = Curve(
+            curve.notion, mode, records, results, unit=unit, band=curve.band.in_unit(unit)
+        )
+    return curve
+
+
 def solve_sweep_points(
     request,
     mode: str,
@@ -458,7 +668,9 @@ def solve_sweep_points(
     (list of dict, list of DesignResult or None)
         The records and the results, as :func:`sweep_points`.
     """
-    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=memory_bound(max_memory))
+    deadline = Deadline(time_limit)  # from here: choosing the methods is part of the run
+    bound = memory_bound(max_memory)
+    chain = choose_methods(request, solver, sweep=True, max_memory_bytes=bound)
     return sweep_points(
         request,
         chain,
@@ -466,11 +678,12 @@ def solve_sweep_points(
         points,
         values,
         tol=tol,
-        deadline=Deadline(time_limit),
+        deadline=deadline,
         time_limit=time_limit,
         cache=_options_cache(solver_options),
         on_progress=on_progress,
         progress=progress,
+        max_memory=bound,
     )
 
 
@@ -487,6 +700,8 @@ def sweep_points(
     cache: dict,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     progress=None,
+    warm: dict | None = None,
+    max_memory: float | None = None,
 ) -> tuple[list[dict], list[DesignResult | None]]:
     """Solve consecutive points of a sweep, each warm-started from the previous one.
 
@@ -516,6 +731,11 @@ def sweep_points(
         Receives progress events.
     progress : callable, optional
         Wraps the iterable of points (e.g. ``tqdm.tqdm``).
+    warm : dict, optional
+        The ``warm_state`` of a result of the same instance to start the first point from.
+    max_memory : float, optional
+        The memory bound (bytes) of a method run in a child process (default
+        :func:`privopt.resources.max_memory`).
 
     Returns
     -------
@@ -527,7 +747,6 @@ def sweep_points(
     records: list[dict] = []
     results: list[DesignResult | None] = []
     noted: list[tuple[float, str]] = []
-    warm = None
     iterator = progress(points) if progress is not None else points
     for index, value in enumerate(iterator):
         if isinstance(value, InputError):
@@ -567,6 +786,7 @@ def sweep_points(
                 warm=warm,
                 cache=cache,
                 on_progress=on_progress,
+                max_memory=max_memory,
             )
         except PrivoptError as exc:
             record.update(

@@ -39,7 +39,8 @@ from privopt.errors import InputError, PrivoptError, TaskLostError
 from privopt.methods.base import ProgressEvent
 from privopt.request import DesignRequest, prepare_request
 from privopt.solve.api import DEFAULT_TOL, _solve, solve_sweep_points, sweep
-from privopt.solve.results import Curve, DesignResult
+from privopt.solve.progress import points_progress
+from privopt.solve.results import Curve, DesignResult, ResultList
 from privopt.validation import check_time_limit, check_tolerance
 
 __all__ = [
@@ -260,8 +261,8 @@ def solve_many(
     time_limit: float | None = None,
     solver_options: dict | None = None,
     errors: str = "raise",
-    progress: Callable | None = None,
-) -> list[DesignResult | PrivoptError]:
+    progress: Callable | bool | None = None,
+) -> ResultList:
     """Solve many requests, in this process or over an executor.
 
     Parameters
@@ -281,13 +282,18 @@ def solve_many(
         task has ended (``"raise"``), or put the error in its place in the list
         (``"return"``). An infeasible request is never an error: its result has status
         ``infeasible``.
-    progress : callable, optional
-        Wraps an iterable with one item per finished request (e.g. ``tqdm.tqdm``).
+    progress : callable or bool, optional
+        A bar of the finished requests on stderr once the batch has run 2 s: by default only
+        in a terminal or a notebook; ``True`` always, ``False`` never
+        (:mod:`privopt.solve.progress`); or a callable that wraps an iterable with one item
+        per finished request (e.g. ``tqdm.tqdm``).
 
     Returns
     -------
-    list of DesignResult (or PrivoptError with ``errors="return"``)
-        In the order of ``requests``, bit for bit the serial results (timings aside).
+    ResultList
+        A list of DesignResult (or PrivoptError with ``errors="return"``) in the order of
+        ``requests``, bit for bit the serial results (timings aside); its
+        :meth:`~privopt.solve.results.ResultList.to_frame` makes one table of them.
 
     Raises
     ------
@@ -315,7 +321,7 @@ def solve_many(
     tol = check_tolerance(tol, "tol")
     time_limit = check_time_limit(time_limit, "time_limit")
     items = _request_list(requests)
-    outcomes: list[Any] = [None] * len(items)
+    outcomes: list[Any] = ResultList([None] * len(items))
     prepared: list[tuple[int, DesignRequest]] = []
     for i, item in enumerate(items):
         try:
@@ -349,7 +355,8 @@ def solve_many(
                         future.cancel()
 
     ticks = _Ticks(finished(), len(prepared))
-    for _ in progress(ticks) if progress is not None else ticks:
+    wrap = points_progress(progress, "privopt: requests")
+    for _ in wrap(ticks) if wrap is not None else ticks:
         pass
     if errors == "raise":
         for outcome in outcomes:
@@ -517,7 +524,7 @@ def sweep_notions(
     *,
     executor: Any = None,
     **kwargs: Any,
-) -> list[Curve]:
+) -> ResultList:
     """Sweep several notions over the same points (one curve each, e.g. for one figure).
 
     Parameters
@@ -535,9 +542,10 @@ def sweep_notions(
 
     Returns
     -------
-    list of Curve
-        One per notion, in the order of ``notions``; plot them together with
-        :func:`privopt.plotting.plot_curves`.
+    ResultList
+        A list of Curve, one per notion, in the order of ``notions``; plot them together with
+        :func:`privopt.plotting.plot_curves`; ``to_frame()`` gives every point of every curve
+        in one table.
 
     Raises
     ------
@@ -563,7 +571,7 @@ def sweep_notions(
         return sweep(prior, distortion, name, executor=executor, **own, **kwargs)
 
     if resolve_executor(executor) is None:
-        return [one(name) for name in names]
+        return ResultList(one(name) for name in names)
     # every notion's chunks go to the executor at once: submit from one thread per notion
     with cf.ThreadPoolExecutor(max_workers=len(names)) as threads:
-        return list(threads.map(one, names))
+        return ResultList(threads.map(one, names))

@@ -14,8 +14,12 @@ chain of methods (:func:`~privopt.solve.selection.choose_methods`):
   uncertified answer is returned as ``optimal_inaccurate`` if no method certifies. A method
   that claims infeasibility where a constant mechanism is known to be feasible is not
   believed.
-* **time limits** — every method gets the time left; a method that cannot stop itself runs in
-  a worker thread that the driver stops waiting for. A run that hits the limit ends with
+* **time limits** — every method gets the time left and honours it as it declares
+  (:class:`~privopt.methods.base.Stopping`): privopt's own loops check it, native solvers get
+  it as their own limit, and a method whose set-up cannot be interrupted runs, on a large
+  request, in a child process that the driver ends at the deadline
+  (:mod:`privopt.solve.isolation`). Every method runs in the caller's thread or in that
+  child: no work is left running when a run returns. A run that hits the limit ends with
   status ``time_limit`` (and the best feasible answer found, if any).
 """
 
@@ -24,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +51,8 @@ from privopt.errors import (
 from privopt.methods.base import Answer, Certificate, Deadline, Method, ProgressEvent, Task
 from privopt.model import Distortion
 from privopt.request import DesignRequest
+from privopt.resources import max_memory as memory_bound
+from privopt.solve.isolation import run_isolated, should_isolate
 from privopt.solve.results import (
     Attempt,
     DesignResult,
@@ -63,12 +68,10 @@ from privopt.solve.verification import (
 )
 from privopt.status import Status
 
-__all__ = ["Run", "PointOutcome", "solve_request", "MAX_LEAKAGE_ENTRIES"]
+__all__ = ["Run", "PointOutcome", "solve_request", "solve_in_process", "MAX_LEAKAGE_ENTRIES"]
 
 #: The leakage report is offered for mechanisms of at most this many entries.
 MAX_LEAKAGE_ENTRIES = 2**22
-#: Seconds the driver waits beyond a time limit for a method that cannot stop itself.
-TIME_LIMIT_GRACE = 0.1
 #: The name under which closed-form answers are reported.
 CLOSED_FORM = "closed form"
 #: Relative tolerance of the closed-form checks of an answer (the certification tolerance).
@@ -131,6 +134,9 @@ class Run:
         The user named the methods (``solver=``): the near-optimal answer at the limit
         ε → ∞ does not take their place (the exact answer at level 0, independence, still
         does: every method's optimum is that one).
+    max_memory : float, optional
+        The memory bound (bytes; default :func:`privopt.resources.max_memory`): the address
+        space a method run in a child process may take.
     """
 
     request: DesignRequest
@@ -140,6 +146,7 @@ class Run:
     on_progress: Callable[[ProgressEvent], None] | None = None
     warm: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)
+    max_memory: float | None = None
     attempts: list[Attempt] = field(default_factory=list)
     tried: list[str] = field(default_factory=list)
     solve_time: float = 0.0
@@ -311,27 +318,19 @@ class Run:
         return PointOutcome(Status.OPTIMAL, checked, answer, method.name, closed_form=checks)
 
     def _call(self, method: Method, task: Task) -> Answer:
+        """Run ``method`` on ``task`` in this thread, or, when it cannot stop itself on a
+        large request under a time limit, in a child process ended at the deadline
+        (:func:`~privopt.solve.isolation.should_isolate`). No thread is started: a method
+        that returns has stopped, so nothing runs on (and allocates) after the run."""
         self._emit(method.name, "start")
-        if not self.deadline.limited:
-            return _safe_solve(method, task)
-        # Methods are told the time left, but not all stop in time (a solver's set-up, a
-        # compilation, or no time limit at all): each runs in a worker thread that the driver
-        # stops waiting for at the deadline. Its own limit ends it soon after.
-        box: list[Answer] = []
-        worker = threading.Thread(
-            target=lambda: box.append(_safe_solve(method, task)), daemon=True, name=method.name
-        )
-        worker.start()
-        worker.join(self.deadline.remaining() + TIME_LIMIT_GRACE)
-        if box:
-            return box[0]
-        own = "its own limit had not stopped it" if method.native_time_limit else "it has no limit"
-        return Answer(
-            Status.TIME_LIMIT,
-            method.name,
-            message=f"{method.name} was still running when the time limit passed ({own}; its "
-            "work is discarded)",
-        )
+        if should_isolate(method, self.request, self.deadline):
+            limit = memory_bound() if self.max_memory is None else self.max_memory
+            answer = run_isolated(method, task, limit)
+            if answer is not None:  # None: the task does not pickle (a caller's program)
+                if answer.status == Status.FAILED and answer.message:
+                    answer.message = plain_failure_text(answer.message)
+                return answer
+        return solve_in_process(method, task)
 
     def _note(self, method: Method, status: str, message: str, seconds: float) -> None:
         self.attempts.append(Attempt(method.name, status, message, seconds))
@@ -485,9 +484,19 @@ def plain_failure_text(text: str) -> str:
     return line
 
 
-def _safe_solve(method: Method, task: Task) -> Answer:
-    """Run a method; any failure other than bad input becomes a ``FAILED`` answer (with its
-    text made plain by :func:`plain_failure_text`)."""
+def solve_in_process(method: Method, task: Task) -> Answer:
+    """Run a method in this process; any failure other than bad input becomes a ``FAILED``
+    answer (with its text made plain by :func:`plain_failure_text`).
+
+    Parameters
+    ----------
+    method : Method
+    task : Task
+
+    Returns
+    -------
+    Answer
+    """
     answer = _solve_or_fail(method, task)
     if answer.status == Status.FAILED and answer.message:
         answer.message = plain_failure_text(answer.message)
@@ -659,16 +668,82 @@ def _budget_point(run: Run) -> PointOutcome:
     least = request.least_distortion()
     if budget < least - distortion_tolerance(least):
         raise InfeasibleError(
-            f"no mechanism has expected distortion ≤ {budget:.6g}", least, "distortion"
+            f"no mechanism has expected distortion ≤ {budget:.6g}",
+            least if request.is_plain else least_distortion_with_extras(run),
+            "distortion",
         )
     outcome = run.point(budget=budget)
     if outcome.status == Status.INFEASIBLE:
+        known = outcome.least_achievable
         raise InfeasibleError(
             f"no mechanism meets the budget {budget:.6g} with the extra budgets and constraints",
-            outcome.least_achievable or least,
+            (least if known is None else known)
+            if request.is_plain
+            else least_distortion_with_extras(run),
             "distortion",
         )
     return outcome
+
+
+#: Most mechanism entries of the LP of :func:`least_distortion_with_extras`.
+MAX_EXTRAS_LP_ENTRIES = 2**20
+
+
+def least_distortion_with_extras(run: Run) -> float | None:
+    """The least distortion of a mechanism that meets the request's extra budgets and
+    constraints: what an infeasible budget request reports as its least achievable value.
+
+    ``request.least_distortion()`` (``Σ_y p(y) min_u d(y,u)``) ignores the extra budgets: it
+    may lie below the budget just called infeasible. At the notion's largest level
+    (:meth:`~privopt.request.DesignRequest.max_level`, e.g. ``H(S)`` for mutual information)
+    the level excludes no mechanism, so the least distortion under the extras is that
+    ε point's optimum, solved and verified by the run's chain (user constraints included).
+    Without a finite largest level (dp, ldp, …) it is the infimum over ε, the LP
+    ``min E[d]`` s.t. ``E[d_k] ≤ b_k`` over row-stochastic ``W`` (HiGHS through scipy),
+    which takes no user constraints.
+
+    Parameters
+    ----------
+    run : Run
+        A budget-mode run whose request has extra budgets or constraints.
+
+    Returns
+    -------
+    float or None
+        ``None`` when it is not known: a time limit, extras that no mechanism meets, user
+        constraints without a finite largest level, or a mechanism of more than
+        :data:`MAX_EXTRAS_LP_ENTRIES` entries.
+    """
+    request = run.request
+    top = request.max_level()
+    if math.isfinite(top):
+        if run.deadline.expired():
+            return None
+        at_top = run.point(epsilon=top)
+        if not at_top.feasible or at_top.status == Status.TIME_LIMIT:
+            return None
+        return float(at_top.verified.distortion)
+    if request.user_constraints or request.entries > MAX_EXTRAS_LP_ENTRIES:
+        return None
+    from scipy.optimize import linprog
+
+    p = request.prior.input_probs
+    d = request.distortion.matrix
+    n_in, n_out = d.shape
+    rows = [(p[:, None] * extra.matrix).ravel() for extra, _ in request.extra_distortions]
+    budgets = [float(b) for _, b in request.extra_distortions]
+    import scipy.sparse as sp
+
+    res = linprog(
+        (p[:, None] * d).ravel(),
+        A_ub=np.array(rows),
+        b_ub=np.array(budgets),
+        A_eq=sp.kron(sp.identity(n_in), np.ones((1, n_out)), format="csr"),
+        b_eq=np.ones(n_in),
+        bounds=(0, 1),
+        method="highs",
+    )
+    return float(res.fun) if res.status == 0 else None
 
 
 def distortion_scale(distortion: Distortion) -> float:
@@ -783,7 +858,7 @@ def solve_request(
         From :func:`~privopt.solve.selection.choose_methods`.
     **settings
         ``tol``, ``time_limit``, ``deadline``, ``raise_on_infeasible``, ``warm``, ``cache``,
-        ``on_progress``: see :func:`solve_unscaled`.
+        ``on_progress``, ``max_memory``: see :func:`solve_unscaled`.
 
     Returns
     -------
@@ -824,6 +899,7 @@ def solve_unscaled(
     warm: dict | None = None,
     cache: dict | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
+    max_memory: float | None = None,
 ) -> DesignResult:
     """Answer ``request`` with the methods of ``chain`` (see the module docstring).
 
@@ -847,6 +923,9 @@ def solve_unscaled(
         Scratch space shared with the methods across runs (a sweep's).
     on_progress : callable, optional
         Receives :class:`~privopt.methods.ProgressEvent` objects.
+    max_memory : float, optional
+        The memory bound (bytes) of a method run in a child process (default
+        :func:`privopt.resources.max_memory`).
 
     Returns
     -------
@@ -868,6 +947,7 @@ def solve_unscaled(
         warm=dict(warm or {}),
         cache=cache if cache is not None else {},
         named=bool(getattr(chain, "named", False)),
+        max_memory=max_memory,
     )
     search = None
     try:

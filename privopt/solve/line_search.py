@@ -16,7 +16,7 @@ import numpy as np
 
 from privopt.closed_form_checks import identifiability_least_level
 from privopt.errors import InfeasibleError
-from privopt.solve.driver import PointOutcome, Run
+from privopt.solve.driver import PointOutcome, Run, least_distortion_with_extras
 from privopt.solve.results import LineSearchInfo
 from privopt.solve.verification import distortion_tolerance, repair_distortion, verify
 from privopt.status import Status
@@ -51,7 +51,9 @@ def line_search(run: Run) -> tuple[PointOutcome, LineSearchInfo]:
     tol = run.tol
     if budget < least_d - distortion_tolerance(least_d):
         raise InfeasibleError(
-            f"no mechanism has expected distortion ≤ {budget:.6g}", least_d, "distortion"
+            f"no mechanism has expected distortion ≤ {budget:.6g}",
+            least_d if request.is_plain else least_distortion_with_extras(run),
+            "distortion",
         )
     slack = budget_slack(request, budget)
     lo = request.least_level()

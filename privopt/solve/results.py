@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privopt.errors import InputError
+from privopt._frames import frame, html_table
+from privopt.errors import InputError, PrivoptError
 from privopt.model import Mechanism
 from privopt.model.types import NeighborsLike, PriorLike
 from privopt.notions import STANDARD_NOTIONS, get_notion
@@ -21,6 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = [
+    "RESULT_COLUMNS",
+    "ResultList",
     "Attempt",
     "CertificateReport",
     "Curve",
@@ -457,12 +460,112 @@ class DesignResult:
             out["unit"] = self.unit
         return out
 
+    def to_record(self, leakage: bool = False) -> dict:
+        """The answer in one flat row (a row of :meth:`to_frame` and of a batch's frame).
+
+        Parameters
+        ----------
+        leakage : bool
+            Also the level of the mechanism under every notion, as ``leakage.<notion>``
+            columns (measured now if not yet read; off by default, as it costs one measure
+            per notion).
+
+        Returns
+        -------
+        dict
+            The keys of :data:`RESULT_COLUMNS` that apply: what was asked
+            (``requested_epsilon`` or ``requested_max_distortion``), the answer (``status``,
+            ``verified``, ``epsilon``, ``distortion``, ``unit``), how it was found
+            (``method``, ``solve_time_s``, ``wall_time_s``, ``iterations``), the certificate
+            (``lower_bound``, ``gap``, ``relative_gap``, ``certified``), and for an infeasible
+            request ``least_achievable``; ``message`` when there is one. Missing numbers are
+            ``None``; infinite ones stay ``inf``.
+        """
+        run, cert = self.solver, self.certificate
+        row: dict[str, Any] = {"notion": self.notion, "mode": self.mode}
+        for key, value in self.requested.items():
+            row[f"requested_{key}"] = value
+        row.update(
+            status=str(self.status),
+            verified=bool(self.verified),
+            epsilon=self.epsilon,
+            distortion=self.distortion,
+            unit=self.unit,
+            method=run.name if run is not None else None,
+            solve_time_s=run.solve_time_s if run is not None else None,
+            wall_time_s=run.wall_time_s if run is not None else None,
+            iterations=run.iterations if run is not None else None,
+            lower_bound=cert.lower_bound if cert is not None else None,
+            gap=cert.gap if cert is not None else None,
+            relative_gap=cert.relative_gap if cert is not None else None,
+            certified=bool(cert.certified) if cert is not None else False,
+            least_achievable=self.least_achievable,
+            message=self.message or None,
+        )
+        if leakage:
+            row.update({f"leakage.{k}": v for k, v in self.leakage.items()})
+        return row
+
+    def to_frame(self, leakage: bool = False):
+        """The answer as a one-row pandas DataFrame (needs pandas: the ``[frames]`` extra).
+
+        The mechanism itself is ``result.mechanism.to_frame()``
+        (:meth:`privopt.Mechanism.to_frame`); many results in one frame:
+        :meth:`ResultList.to_frame` (what :func:`privopt.solve_many` returns).
+
+        Parameters
+        ----------
+        leakage : bool
+            Add the ``leakage.<notion>`` columns (see :meth:`to_record`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of :meth:`to_record`.
+        """
+        return frame([self.to_record(leakage)], "DesignResult.to_frame", RESULT_COLUMNS)
+
+    def _repr_html_(self) -> str:
+        """A summary table in a notebook: the answer, its certificate and how it was found
+        (and the mechanism itself when it is small)."""
+        record = self.to_record()
+        shown = [(key, record[key]) for key in RESULT_COLUMNS if record.get(key) is not None]
+        caption = f"DesignResult: {self.notion}, {self.status}"
+        out = html_table(shown, ["", "value"], caption)
+        if self.mechanism is not None and max(self.mechanism.shape) <= 10:
+            out += self.mechanism._repr_html_()
+        return out
+
     def __repr__(self) -> str:
         return (
             f"DesignResult(status={str(self.status)!r}, notion={self.notion!r}, "
             f"epsilon={self.epsilon!r}, distortion={self.distortion!r}, verified={self.verified})"
         )
 
+
+#: The columns of :meth:`DesignResult.to_record` (and of :meth:`DesignResult.to_frame`), in
+#: order; the ``leakage.<notion>`` columns follow when asked for.
+RESULT_COLUMNS = (
+    "notion",
+    "mode",
+    "requested_epsilon",
+    "requested_max_distortion",
+    "status",
+    "verified",
+    "epsilon",
+    "distortion",
+    "unit",
+    "method",
+    "solve_time_s",
+    "wall_time_s",
+    "iterations",
+    "lower_bound",
+    "gap",
+    "relative_gap",
+    "certified",
+    "least_achievable",
+    "message",
+)
 
 #: The columns of a curve record (:class:`Curve`), in order.
 CURVE_KEYS = (
@@ -477,6 +580,10 @@ CURVE_KEYS = (
     "least_achievable",
     "message",
 )
+
+
+#: Points of a curve that its notebook display shows.
+HTML_MAX_POINTS = 30
 
 
 @dataclass
@@ -496,6 +603,11 @@ class Curve:
     unit : {"nats", "bits"}
         The unit of the levels in the records and results (``unit=`` of
         :func:`~privopt.sweep`).
+    band : CurveBand or None
+        The certified band around the curve (:mod:`privopt.solve.curve_band`), for a sweep
+        asked for one (``epsilon_range=``, ``band=``…); its records then also carry the
+        envelopes at their points (``distortion_lower``/``distortion_upper``, or
+        ``epsilon_lower``/``epsilon_upper`` for a budget curve).
     """
 
     notion: str
@@ -503,6 +615,7 @@ class Curve:
     records: list[dict]
     results: list[DesignResult | None] = field(repr=False, default_factory=list)
     unit: str = "nats"
+    band: Any = field(repr=False, default=None)
 
     def __repr__(self) -> str:
         statuses: dict[str, int] = {}
@@ -512,25 +625,46 @@ class Curve:
         asked = [r.get(key) for r in self.records if isinstance(r.get(key), (int, float))]
         span = f", {self.mode} {min(asked):.6g}..{max(asked):.6g}" if asked else ""
         counts = ", ".join(f"{n} {status}" for status, n in statuses.items())
+        banded = ""
+        if self.band is not None:
+            banded = f", band width {self.band.width:.3g}"
         return (
             f"Curve(notion={self.notion!r}, {len(self.records)} points{span} "
-            f"({self.unit if self.mode == 'epsilon' else 'distortion'}): {counts or 'none'})"
+            f"({self.unit if self.mode == 'epsilon' else 'distortion'}): {counts or 'none'}"
+            f"{banded})"
         )
 
-    def to_frame(self):
+    def to_frame(self, band: bool = False):
         """The records as a pandas DataFrame (needs pandas: the ``[frames]`` extra).
+
+        Parameters
+        ----------
+        band : bool
+            The certified band's rows instead (:meth:`CurveBand.to_records
+            <privopt.solve.curve_band.CurveBand.to_records>`: the grid value, ``…_lower``,
+            ``…_upper`` and whether it is a solved point); the point records carry the
+            envelopes at their points either way.
 
         Returns
         -------
         pandas.DataFrame
         """
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "Curve.to_frame needs pandas: pip install pandas (or the [frames] extra)"
-            ) from exc
-        return pd.DataFrame.from_records(self.records)
+        if band:
+            if self.band is None:
+                raise InputError("this curve has no band: sweep with band= or a range", "band")
+            return frame(self.band.to_records(), "Curve.to_frame")
+        return frame(self.records, "Curve.to_frame")
+
+    def _repr_html_(self) -> str:
+        """The points as an HTML table in a notebook (the first :data:`HTML_MAX_POINTS`)."""
+        key = f"requested_{self.mode}"
+        columns = [key, "epsilon", "distortion", "status"]
+        rows = [[r.get(c) for c in columns] for r in self.records[:HTML_MAX_POINTS]]
+        more = len(self.records) - len(rows)
+        unit = f", levels in {self.unit}" if self.unit != "nats" else ""
+        cut = f", first {len(rows)} shown (to_frame() has all)" if more > 0 else ""
+        caption = f"Curve: {self.notion}, {len(self.records)} points{unit}{cut}"
+        return html_table(rows, columns, caption)
 
     def column(self, key: str) -> np.ndarray:
         """One numeric column of the records as a float array (``nan`` where missing).
@@ -595,3 +729,55 @@ class Curve:
 
     def __len__(self) -> int:
         return len(self.records)
+
+
+class ResultList(list):
+    """A list of results that also makes one table: what :func:`privopt.solve_many` and
+    :func:`privopt.sweep_notions` return.
+
+    A plain :class:`list` in every other way (indexing, iteration, equality, pickling).
+    Its items are :class:`DesignResult` objects, :class:`Curve` objects, or the errors of
+    requests that failed (``solve_many(..., errors="return")``).
+    """
+
+    def to_frame(self, leakage: bool = False):
+        """Every item in one pandas DataFrame (needs pandas: the ``[frames]`` extra).
+
+        Parameters
+        ----------
+        leakage : bool
+            With results: add the ``leakage.<notion>`` columns (:meth:`DesignResult.to_record`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Results: one row each, with ``index`` (the position in the list) and the columns
+            of :meth:`DesignResult.to_record`; an error has status ``error``, ``error`` (its
+            class name) and ``message``. Curves: every record of every curve, the ``notion``
+            column telling them apart.
+        """
+        rows: list[dict] = []
+        for index, item in enumerate(self):
+            if isinstance(item, Curve):
+                rows.extend(dict(record) for record in item.records)
+            elif isinstance(item, DesignResult):
+                rows.append({"index": index, **item.to_record(leakage)})
+            elif isinstance(item, BaseException):
+                rows.append(
+                    {
+                        "index": index,
+                        "status": str(Status.ERROR),
+                        "verified": False,
+                        "error": type(item).__name__,
+                        "message": str(item),
+                        "field": getattr(item, "field", None)
+                        if isinstance(item, PrivoptError)
+                        else None,
+                    }
+                )
+            else:
+                raise InputError(
+                    f"item {index} is {type(item).__name__}, not a result, a curve or an error",
+                    "results",
+                )
+        return frame(rows, "ResultList.to_frame", ("index", *RESULT_COLUMNS))

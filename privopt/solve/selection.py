@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.methods import METHODS, Method, lookup
 from privopt.methods.cvxpy_program.method import (
     CVXPY_CHAINS,
@@ -72,6 +72,10 @@ def why_not(method: Method, request: DesignRequest, limit: float | None = None) 
         if not method.solves_budget(request):
             return "does not solve budget points of this notion"
     limit = max_memory() if limit is None else limit
+    # a lower bound first: a map far too large is refused before its pairs are searched
+    lower = method.memory_bytes(request, exact=False)
+    if lower > limit:
+        return memory_reason(lower, limit)
     return memory_reason(method.memory_bytes(request), limit)
 
 
@@ -133,11 +137,21 @@ def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
                 "with i.i.d. rows (give row_probs) and the row-wise Hamming distortion the "
                 "symmetric fast path solves it without a dense matrix; otherwise use fewer rows"
             )
-    hint = "use a smaller alphabet (fewer outputs or merged symbols)"
+    if request.notion.name == "metric_dp":
+        # the constraint pairs set the size: a spanner keeps few of them, fewer outputs
+        # shrink every program
+        hint = (
+            "use the spanner option (e.g. spanner = 1.1: the constraints on a greedy "
+            "spanner's edges, a mechanism (1.1·ε)·d-private), a coarser output grid (fewer "
+            "outputs: a distortion with fewer columns) or fewer cells"
+        )
+    else:
+        hint = "use a smaller alphabet (fewer outputs or merged symbols)"
     if memory_bound:
         hint += (
-            ", or raise the bound with PRIVOPT_MAX_MEMORY / max_memory= if the machine has "
-            "that much memory"
+            ", or raise the bound with --max-memory, max_memory= or PRIVOPT_MAX_MEMORY if the "
+            "machine has that much memory (with a time limit: at this size a solve may take "
+            "minutes, and the run then ends with its best mechanism at the limit)"
         )
     return hint
 
@@ -235,6 +249,8 @@ def choose_methods(
                 f"unknown solver {name!r}; for this request use one of: "
                 f"{', '.join(applicable_methods(request, limit))} (all methods: privopt solvers)",
                 "solver.name",
+                suggestions=close_matches(name, applicable_methods(request, limit))
+                or close_matches(name, METHODS),
             )
         reason = why_not(method, request, limit)
         if reason is not None:

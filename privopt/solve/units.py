@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from privopt.errors import InputError
+from privopt.errors import InputError, close_matches
 from privopt.measures import NATS_PER_BIT
 
 __all__ = [
@@ -52,7 +52,11 @@ def check_unit(unit: Any, field: str = "unit") -> str:
         For any other value.
     """
     if unit not in UNITS:
-        raise InputError(f"unknown unit {unit!r}: use 'nats' or 'bits'", field)
+        raise InputError(
+            f"unknown unit {unit!r}: use 'nats' or 'bits'",
+            field,
+            suggestions=close_matches(unit, UNITS),
+        )
     return unit
 
 

@@ -51,6 +51,9 @@ __all__ = ["joint_rate_distortion", "joint_distortion_rate", "JointLagrangian"]
 
 #: Floor on ``ln W`` (an entry below e^-1e4 is 0 for every purpose).
 _LOG_FLOOR = -1e4
+#: Steps of :meth:`JointLagrangian.minimise` between two looks at the deadline (a step is
+#: two to a few evaluations of ``F_λ``: microseconds to milliseconds).
+CHECK_EVERY = 32
 
 
 class JointLagrangian:
@@ -127,6 +130,7 @@ class JointLagrangian:
         log_w: np.ndarray | None = None,
         tol: float = 1e-11,
         max_iter: int = 20000,
+        deadline: Deadline | None = None,
     ) -> tuple[np.ndarray, dict]:
         """Minimise ``F_λ`` from ``log_w`` (uniform by default).
 
@@ -140,6 +144,8 @@ class JointLagrangian:
             Stop when the Frank–Wolfe gap is below ``tol·(1 + |F_λ|)``.
         max_iter : int
             Most steps.
+        deadline : Deadline, optional
+            Stops the steps early (checked every :data:`CHECK_EVERY` steps) when it passes.
 
         Returns
         -------
@@ -150,8 +156,10 @@ class JointLagrangian:
             log_w = np.full((self.p_y.size, self.n_out), -math.log(self.n_out))
         state = self.evaluate(log_w, lam)
         eta = 1.0
-        for _ in range(max_iter):
+        for step in range(max_iter):
             if state["gap"] <= tol * (1.0 + abs(state["value"])):
+                break
+            if deadline is not None and step % CHECK_EVERY == 0 and deadline.expired():
                 break
             eta = min(2.0 * eta, 1e3)
             while True:
@@ -224,9 +232,12 @@ def _bracket_search(model, target, key, tol, deadline, max_steps=80):
     states = {}
 
     def at(lam, start):
-        log_w_lam, state = model.minimise(lam, start)
+        log_w_lam, state = model.minimise(lam, start, deadline=deadline)
         states[lam] = (log_w_lam, state)
         return log_w_lam, state
+
+    def expired() -> bool:
+        return deadline is not None and deadline.expired()
 
     def feasible_side(s: dict) -> bool:  # the side of the large multipliers
         return s["dist"] <= target if key == "dist" else s["info"] > target
@@ -236,12 +247,14 @@ def _bracket_search(model, target, key, tol, deadline, max_steps=80):
     if feasible_side(s_hi):
         lo = 1e-9
         at(lo, log_w)
-    while not feasible_side(s_hi) and hi < 1e8:
+    while not feasible_side(s_hi) and hi < 1e8 and not expired():
         lo, hi = hi, hi * 4.0
         log_w, s_hi = at(hi, log_w)
     best = None
+    if not feasible_side(s_hi) and expired():  # stopped before a bracket was found
+        return None
     for step in range(max_steps):
-        if deadline is not None and deadline.expired():
+        if expired():
             break
         best = _mix(model, states[lo], states[hi], lo, hi, target, key)
         if best["gap"] <= tol * (1.0 + abs(best["objective"])):
@@ -330,6 +343,8 @@ def joint_rate_distortion(
 def _searched_solution(model, best: dict, tol: float, deadline) -> RateDistortionSolution:
     """The solution of a bracket search: optimal when its duality gap is within ``tol``
     (relative), else failed (or time_limit when the deadline ended it)."""
+    if best is None:  # the deadline ended the search before its first mixture
+        return RateDistortionSolution("time_limit", info={"message": "time limit reached"})
     status = "optimal" if best["gap"] <= tol * (1 + abs(best["objective"])) else "failed"
     if status == "failed" and deadline is not None and deadline.expired():
         status = "time_limit"

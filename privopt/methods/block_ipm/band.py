@@ -32,10 +32,12 @@ Newton systems are solved.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from privopt.methods.base import TimeLimitReached
 from privopt.methods.block_ipm import dense_inverse
 from privopt.methods.block_ipm.kernels import ColumnFactor, DenseColumns, SingularBlock
 from privopt.methods.block_ipm.ordering import SCHUR_CHUNK_BYTES, band_order
@@ -149,7 +151,9 @@ class BandColumns(DenseColumns):
             flat[:, self._off_target] = off[:, self._off_source]
         return flat
 
-    def factor(self, D: np.ndarray, E: np.ndarray) -> _BandFactor:
+    def factor(
+        self, D: np.ndarray, E: np.ndarray, stop: Callable[[], bool] | None = None
+    ) -> _BandFactor:
         """Factorise every ``H_u`` by block-tridiagonal Cholesky (module docstring).
 
         Parameters
@@ -158,6 +162,10 @@ class BandColumns(DenseColumns):
             ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
         E : numpy.ndarray
             ``U × n``: positive diagonal terms.
+        stop : callable, optional
+            ``stop() -> bool``, asked between groups of columns here and in the factor's
+            :meth:`~_BandFactor.coupled_block`; when it says so, the work is abandoned with
+            :class:`~privopt.methods.base.TimeLimitReached`.
 
         Returns
         -------
@@ -168,6 +176,8 @@ class BandColumns(DenseColumns):
         ------
         SingularBlock
             If a block is not positive definite even after a diagonal shift.
+        TimeLimitReached
+            When ``stop()`` said so.
         """
         U = E.shape[0]
         b, nb = self.block, self.n_blocks
@@ -180,6 +190,7 @@ class BandColumns(DenseColumns):
 
         def factor_range(lo: int, hi: int) -> None:
             for first in range(lo, hi, step):
+                _check(stop)
                 last = min(hi, first + step)
                 flat = self._blocks(D[first:last], E[first:last])
                 diagonal = flat[:, : self._sub_offset].reshape(last - first, nb, b, b)
@@ -194,7 +205,12 @@ class BandColumns(DenseColumns):
                         below[first:last, i] = sub[:, i] @ np.swapaxes(inverse[first:last, i], 1, 2)
 
         dense_inverse.for_chunks(factor_range, U, U * float(self.padded) * b * b)
-        return _BandFactor(self, inverse, below)
+        return _BandFactor(self, inverse, below, stop)
+
+
+def _check(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise TimeLimitReached("the time limit passed during a factorisation")
 
 
 def _cholesky_stack(A: np.ndarray) -> np.ndarray:
@@ -225,10 +241,17 @@ class _BandFactor(ColumnFactor):
     """Every column's block-tridiagonal Cholesky factor: the inverses of the diagonal
     blocks ``L_ii⁻¹`` and the sub-diagonal blocks ``L_{i+1,i}``, in the band numbering."""
 
-    def __init__(self, kernel: BandColumns, inverse: np.ndarray, below: np.ndarray):
+    def __init__(
+        self,
+        kernel: BandColumns,
+        inverse: np.ndarray,
+        below: np.ndarray,
+        stop: Callable[[], bool] | None = None,
+    ):
         self.kernel = kernel
         self.inverse = inverse
         self.below = below
+        self.stop = stop
 
     def solve(self, R: np.ndarray) -> np.ndarray:
         """``H_u⁻¹ r_u`` for every column, by block forward and back substitution.
@@ -289,8 +312,9 @@ class _BandFactor(ColumnFactor):
         def sum_range(lo: int, hi: int) -> np.ndarray:
             lower = np.zeros((N, N))  # the lower block triangle of Σ H_u⁻¹ (band numbering)
             for start in range(lo, hi, chunk):
-                stop = min(hi, start + chunk)
-                _add_inverses(self.inverse[start:stop], self.below[start:stop], lower)
+                _check(self.stop)
+                end = min(hi, start + chunk)
+                _add_inverses(self.inverse[start:end], self.below[start:end], lower)
             return lower
 
         parts = dense_inverse.for_chunks(sum_range, U, U * 4.0 * b * N * N)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.linalg as sla
 
-from privopt.methods.base import Deadline
+from privopt.methods.base import Deadline, TimeLimitReached
 from privopt.methods.block_ipm.kernels import ColumnKernel, SingularBlock
 from privopt.methods.block_ipm.polish import column_duals
 
@@ -183,6 +183,9 @@ class BlockSolution:
         otherwise).
     polished : bool
         Whether the bound comes from the per-column LP duals (a stalled run's finish).
+    row_duals : numpy.ndarray or None
+        ``U × m``: the privacy rows' duals the best bound was taken at, in the cost's units
+        (dual points of certified curves, :mod:`privopt.methods.block_ipm.multipliers`).
     stop : StopReason
         Why the iterations stopped (before the polish).
     """
@@ -197,6 +200,7 @@ class BlockSolution:
     message: str = ""
     polished: bool = False
     stop: StopReason = StopReason.ITERATION_LIMIT
+    row_duals: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def gap(self) -> float:
@@ -265,6 +269,11 @@ class _Step(_Point):
 
     def __add__(self, other: _Step) -> _Step:
         return _Step(*(a + b for a, b in zip(self.fields(), other.fields(), strict=True)))
+
+    def add(self, other: _Step) -> None:
+        """Add ``other`` to this step in place (its arrays must be its own)."""
+        for mine, theirs in zip(self.fields(), other.fields(), strict=True):
+            mine += theirs
 
     def fields(self) -> tuple:
         return (self.V, self.s, self.z, self.nu, self.g, self.nug, self.y)
@@ -337,18 +346,28 @@ class _Newton:
     right-hand sides (predictor, corrector, centrality correctors)."""
 
     def __init__(
-        self, st: _Structure, pt: _Point, residuals: tuple, accurate: bool, regularisation: float
+        self,
+        st: _Structure,
+        pt: _Point,
+        residuals: tuple,
+        accurate: bool,
+        regularisation: float,
+        deadline: Deadline | None = None,
     ):
         self.st, self.pt, self.accurate = st, pt, accurate
+        self.deadline = deadline or Deadline()
         self.rd, self.rdg, self.rp1, self.rp2 = residuals
         # per-iterate arrays over the privacy rows, used by every direction (each pass over
-        # them is a memory-bound U × m sweep): z/s, z·r_p1
+        # them is a memory-bound U × m sweep): z/s and its capped copy. (z·r_p1 is formed
+        # by each direction instead of being kept: one U × m array less at the peak.)
+        self.deadline.check()
         self.z_over_s = pt.z / pt.s
-        self.z_rp1 = pt.z * self.rp1
         self.D = np.minimum(self.z_over_s, MAX_SCALING)
         self.Dv = np.minimum(pt.nu / pt.V, MAX_SCALING)
         self.hg = pt.nug / pt.g if st.n_g else np.zeros(0)
-        self.factor = st.K.factor(self.D, self.Dv + regularisation * (1.0 + self.Dv))
+        self.factor = st.K.factor(
+            self.D, self.Dv + regularisation * (1.0 + self.Dv), stop=self.deadline.expired
+        )
         schur = self.factor.coupled_block(st.sel)
         if st.n_g:
             schur[st.srows, st.srows] += 1.0 / self.hg
@@ -381,13 +400,21 @@ class _Newton:
         primal and dual residuals, for a centrality corrector)."""
         st, pt = self.st, self.pt
         K = st.K
+        self.deadline.check()  # a few passes over the U × m arrays each: seconds at large sizes
         if homogeneous:
             rd, rdg, rp1, rp2 = 0.0, 0.0, 0.0, np.zeros(st.n_c)
         else:
             rd, rdg, rp1, rp2 = self.rd, self.rdg, self.rp1, self.rp2
-        # the privacy rows' dual step is dz = w + (z/s)·G dV with w = (z·r_p1 − r_sz)/s
-        w = ((self.z_rp1 - r_sz) if not homogeneous else -r_sz) / pt.s
-        gvec = -rd - K.apply_t(w) - r_vn / pt.V
+        # the privacy rows' dual step is dz = w + (z/s)·G dV with w = (z·r_p1 − r_sz)/s;
+        # the U × m arrays are formed in place, each operation as before (the same values)
+        if homogeneous:
+            w = np.negative(r_sz)
+        else:
+            w = pt.z * self.rp1
+            w -= r_sz
+        w /= pt.s
+        self.deadline.check()  # between the passes over the U × m arrays: 0.3-1.5 s each at
+        gvec = -rd - K.apply_t(w) - r_vn / pt.V  # 20 × 20 (a direction took 6 s under load)
         gg = -rdg - (r_gn / pt.g if st.n_g else 0.0)
         dV, dy, dg = self._reduced_solve(gvec, gg, -rp2)
         most = MOST_REFINEMENT_PASSES if self.accurate else 1
@@ -395,6 +422,7 @@ class _Newton:
         scale = max(float(np.max(np.abs(gvec), initial=0.0)), 1e-300)
         residual = math.inf
         for _ in range(most):
+            self.deadline.check()
             HdV = K.apply_t(self.D * K.apply(dV)) + self.Dv * dV
             r1 = gvec + st.spread(dy)[None, :] - HdV
             previous, residual = residual, float(np.max(np.abs(r1))) / scale
@@ -404,9 +432,15 @@ class _Newton:
             r2 = -rp2 - st.couple(dV, dg)
             cV, cy, cg = self._reduced_solve(r1, r1g, r2)
             dV, dy, dg = dV + cV, dy + cy, dg + cg
+        self.deadline.check()
         GdV = K.apply(dV)
-        dz = w + self.z_over_s * GdV
-        ds = -rp1 - GdV
+        dz = self.z_over_s * GdV
+        dz += w
+        del w
+        ds = np.negative(GdV) if homogeneous else np.negative(rp1)
+        if not homogeneous:
+            ds -= GdV
+        del GdV
         dnu = (-r_vn - pt.nu * dV) / pt.V
         dnug = (-r_gn - pt.nug * dg) / pt.g if st.n_g else np.zeros(0)
         return _Step(dV, ds, dz, dnu, dg, dnug, dy)
@@ -433,29 +467,46 @@ def _mehrotra_step(newton: _Newton, pt: _Point, n_compl: int) -> tuple[_Step, fl
     mu = sum(float(np.sum(v)) for v in products) / n_compl
     affine = newton.direction(*products)
     ap, ad = affine.lengths(pt)
+    newton.deadline.check()
     mu_aff = float(sum(np.sum(v) for v in affine.products_after(pt, ap, ad))) / n_compl
+    newton.deadline.check()
     sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
     target = sigma * mu
-    step = newton.direction(
-        products[0] + affine.s * affine.z - target,
+    # the corrector's right-hand sides; over the privacy rows (U × m) formed in place, and
+    # the predictor's arrays let go before the correctors (three U × m arrays)
+    rows = affine.s * affine.z
+    rows += products[0]
+    rows -= target
+    others = (
         products[1] + affine.V * affine.nu - target,
         products[2] + affine.g * affine.nug - target,
     )
+    del products, affine
+    step = newton.direction(rows, *others)
+    del rows, others
     ap, ad = step.lengths(pt)
     for _ in range(CENTRALITY_CORRECTORS):
         if min(ap, ad) >= 1.0:
             break
         trial_p, trial_d = min(1.0, 1.5 * ap + 0.1), min(1.0, 1.5 * ad + 0.1)
-        corr = [
-            np.maximum(np.clip(v, 0.1 * target, 10.0 * target) - v, -10.0 * target)
-            for v in step.products_after(pt, trial_p, trial_d)
-        ]
-        trial = step + newton.direction(-corr[0], -corr[1], -corr[2], homogeneous=True)
+        corr = [_correction(v, target) for v in step.products_after(pt, trial_p, trial_d)]
+        trial = newton.direction(*corr, homogeneous=True)
+        del corr
+        trial.add(step)  # step + the corrector's direction, in the corrector's arrays
         tp, td = trial.lengths(pt)
         if tp + td < ap + ad + 0.02:
             break
         step, ap, ad = trial, tp, td
     return step, STEP_FRACTION * ap, STEP_FRACTION * ad
+
+
+def _correction(products: np.ndarray, target: float) -> np.ndarray:
+    """``−max(clip(v, 0.1 t, 10 t) − v, −10 t)`` for the products ``v`` of a trial step,
+    formed in place (the right-hand side of a centrality corrector)."""
+    out = np.clip(products, 0.1 * target, 10.0 * target)
+    out -= products
+    np.maximum(out, -10.0 * target, out=out)
+    return np.negative(out, out=out)
 
 
 def _bound(st: _Structure, Z: np.ndarray, y: np.ndarray) -> float:
@@ -474,10 +525,46 @@ def _polish_bound(
     Z = column_duals(lp, st.C - st.spread(y)[None, :], deadline)
     if Z is None:
         return
-    best.bound = max(best.bound, st.cost_unit * _bound(st, Z, y))
+    polished = st.cost_unit * _bound(st, Z, y)
+    if polished > best.bound:
+        best.row_duals = st.cost_unit * np.maximum(Z, 0.0)
+    best.bound = max(best.bound, polished)
     best.polished = True
     if best.gap <= tol:
         best.status = "optimal"
+
+
+def _newton_step(
+    st: _Structure,
+    pt: _Point,
+    residuals: tuple,
+    accurate: bool,
+    retrying: tuple[int, float],
+    n_compl: int,
+    deadline: Deadline,
+) -> tuple | None:
+    """One iteration's step: the Newton system factorised (again with a stronger
+    regularisation while it cannot be, up to :data:`MAX_RETRIES` retries in all) and the
+    Mehrotra step. ``None`` when it cannot be factorised; otherwise ``(step, primal length,
+    dual length, retries, regularisation)``. Raises :class:`TimeLimitReached` from the
+    factorisation or a direction when the deadline passes."""
+    retries, regularisation = retrying
+    newton = None
+    while newton is None and retries <= MAX_RETRIES:
+        # a system that cannot be factorised (round-off left a column's matrix or the
+        # Schur complement indefinite) is factorised again with a stronger
+        # regularisation, like a step whose duals fell apart (information privacy,
+        # k = 200, Dirichlet prior: the Schur complement failed at a gap of 7e-6; one
+        # retry, and the run ended at 2e-8)
+        try:
+            newton = _Newton(st, pt, residuals, accurate, regularisation, deadline)
+        except (SingularBlock, np.linalg.LinAlgError):
+            retries += 1
+            regularisation *= 1e2
+    if newton is None:
+        return None
+    step, ap, ad = _mehrotra_step(newton, pt, n_compl)
+    return step, ap, ad, retries, regularisation
 
 
 def solve_block_lp(
@@ -529,17 +616,23 @@ def solve_block_lp(
     best_y = pt.y
     iteration_start = start_time
     for iteration in range(max_iterations + 1):
-        GV = K.apply(pt.V)
+        # the arrays over the privacy rows (U × m, 313 MB each on a 20 × 20 map) set the
+        # run's memory: G v + s is formed in place of G v, and the step of the previous
+        # iteration is let go before the next one is computed (22 such arrays at the peak
+        # of an iteration before, measured with tracemalloc on a 10 × 10 map)
+        rp1 = K.apply(pt.V)
+        violation = float(np.max(rp1, initial=0.0))
+        rp1 += pt.s
         rd = C + K.apply_t(pt.z) - st.spread(pt.y)[None, :] - pt.nu
         rdg = -pt.y[st.srows] - pt.nug
-        rp1 = GV + pt.s
         rp2 = st.couple(pt.V, pt.g) - st.b
         objective = st.cost_unit * float(np.sum(C * pt.V))
         bound = st.cost_unit * _bound(st, np.maximum(pt.z, 0.0), pt.y)
         if bound > best.bound:
             best_y = pt.y
+            best.row_duals = st.cost_unit * np.maximum(pt.z, 0.0)
         best.bound = max(best.bound, bound)
-        residual = max(float(np.max(GV, initial=0.0)), float(np.max(np.abs(rp2), initial=0.0)))
+        residual = max(violation, float(np.max(np.abs(rp2), initial=0.0)))
         if residual <= 1e-9 and objective < best.objective:
             best.V, best.objective, best.primal_residual = pt.V.copy(), objective, residual
             best.status = "stalled"
@@ -592,24 +685,29 @@ def solve_block_lp(
             best.stop = StopReason.TIME_LIMIT
             break
         iteration_start = time.perf_counter()
-        newton = None
-        while newton is None and retries <= MAX_RETRIES:
-            # a system that cannot be factorised (round-off left a column's matrix or the
-            # Schur complement indefinite) is factorised again with a stronger
-            # regularisation, like a step whose duals fell apart (information privacy,
-            # k = 200, Dirichlet prior: the Schur complement failed at a gap of 7e-6; one
-            # retry, and the run ended at 2e-8)
-            try:
-                newton = _Newton(st, pt, (rd, rdg, rp1, rp2), best.gap < 1e-3, regularisation)
-            except (SingularBlock, np.linalg.LinAlgError):
-                retries += 1
-                regularisation *= 1e2
-        if newton is None:
+        previous = (pt, rd, rdg, rp1, rp2)  # (and the last iterate's arrays are let go)
+        try:
+            step = _newton_step(
+                st,
+                pt,
+                (rd, rdg, rp1, rp2),
+                best.gap < 1e-3,
+                (retries, regularisation),
+                n_compl,
+                deadline,
+            )
+        except TimeLimitReached:
+            # the deadline passed inside the factorisation or a direction (each checks it:
+            # one iteration on a 20 × 20 map took 10-40 s): the best iterate so far stands
+            best.status = "time_limit"
+            best.message = f"time limit of {deadline.seconds:g} s reached"
+            best.stop = StopReason.TIME_LIMIT
+            break
+        if step is None:
             best.message = "the Newton system could not be factorised"
             best.stop = StopReason.NOT_FACTORISABLE
             break
-        previous = (pt, rd, rdg, rp1, rp2)
-        step, ap, ad = _mehrotra_step(newton, pt, n_compl)
+        step, ap, ad, retries, regularisation = step
         pt = _Point(
             pt.V + ap * step.V,
             pt.s + ap * step.s,
@@ -619,6 +717,7 @@ def solve_block_lp(
             pt.nug + ad * step.nug,
             pt.y + ad * step.y,
         )
+        step = None  # not needed to evaluate the new iterate (nor while the next is formed)
     if best.V is not None and best.status == "stalled" and best.gap <= POLISH_FROM:
         _polish_bound(lp, st, best, best_y, deadline, tol)
     best.seconds = time.perf_counter() - start_time

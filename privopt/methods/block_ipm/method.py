@@ -20,11 +20,13 @@ from privopt.methods.base import (
     Answer,
     Certificate,
     Method,
+    Stopping,
     Task,
     TimeLimitReached,
     plain_linear_reason,
     register,
 )
+from privopt.methods.block_ipm.multipliers import block_multipliers
 from privopt.methods.block_ipm.ordering import SCHUR_CHUNK_BYTES
 from privopt.methods.block_ipm.programs import (
     PROGRAMS,
@@ -32,9 +34,10 @@ from privopt.methods.block_ipm.programs import (
     block_program,
     program_name,
 )
+from privopt.methods.multipliers import offer, wanted
 from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
-from privopt.resources import dense_pair_columns, estimate_bytes
+from privopt.resources import COLUMN_FACTOR_BYTES, dense_pair_columns, estimate_bytes
 from privopt.status import Status
 from privopt.validation import level_tolerance
 
@@ -115,6 +118,9 @@ class BlockInteriorPoint(Method):
     )
     priority = 8
     memory_model = "columns"
+    # solve_block_lp checks the deadline between iterations and does not start one that
+    # would end after it; its best iterate is the answer
+    stopping = Stopping.CHECKS
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """Why the block interior point cannot take ``request``, or ``None``: it needs a plain
@@ -146,7 +152,7 @@ class BlockInteriorPoint(Method):
             )
         return None
 
-    def memory_bytes(self, request: DesignRequest) -> float:
+    def memory_bytes(self, request: DesignRequest, exact: bool = True) -> float:
         """The ``"columns"`` estimate (:func:`privopt.resources.estimate_bytes`), with the
         band kernel's factors (``2 b`` numbers per variable and column,
         :mod:`~privopt.methods.block_ipm.band`) in place of a dense normal matrix and its
@@ -155,17 +161,19 @@ class BlockInteriorPoint(Method):
         Parameters
         ----------
         request : DesignRequest
+        exact : bool
+            As in :meth:`Method.memory_bytes`.
 
         Returns
         -------
         float
         """
-        need = estimate_bytes(request, self.memory_model)
+        need = estimate_bytes(request, self.memory_model, exact)
         width = band_width(request)
         if width is None:
             return need
         entries, inputs = float(request.entries), float(request.prior.n_inputs)
-        dense_columns = 16.0 * entries * inputs
+        dense_columns = COLUMN_FACTOR_BYTES * entries * inputs
         return need - dense_columns + 16.0 * entries * (width + 1) + 2 * SCHUR_CHUNK_BYTES
 
     def solves_budget(self, request: DesignRequest) -> bool:
@@ -328,6 +336,7 @@ class BlockInteriorPoint(Method):
         lp, support = block_program(request, eps)
         build = time.perf_counter() - start
         retried = False
+        program = program_name(request)
         try:
             sol = self._run(task, lp)
             if (
@@ -344,8 +353,13 @@ class BlockInteriorPoint(Method):
                 again, retried = self._run(task, pairs_lp), True
                 if _meets(request, again, pairs_support, eps) or sol.V is None:
                     lp, support, sol = pairs_lp, pairs_support, again
+                    program = request.notion.name
         except TimeLimitReached as exc:
             return Answer(Status.TIME_LIMIT, self.name, message=str(exc))
+        if sol.row_duals is not None and wanted(task):  # a certified curve's dual point
+            found = block_multipliers(request, program, support, sol.row_duals, eps, self.name)
+            if found is not None:
+                offer(task, found)
         details = {
             "iterations": sol.iterations,
             "columns": int(lp.cost.shape[0]),

@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from privopt.methods._native import silence_highs_banner
-from privopt.methods.base import Answer, Certificate, Method, Task, installed, register
+from privopt.methods.base import (
+    Answer,
+    Certificate,
+    Method,
+    Stopping,
+    Task,
+    installed,
+    register,
+)
+from privopt.methods.multipliers import offer, wanted
 from privopt.status import Status
 
 if TYPE_CHECKING:
@@ -54,7 +63,8 @@ LAST_RESORT_SOLVERS = frozenset({"ECOS", "SCS"})
 LARGE_LP_ENTRIES = 4096
 #: Largest number of mechanism entries given to the dense cvxpy program.
 MAX_ENTRIES = 2**24
-#: The name of each solver's time-limit option (seconds), where it has one.
+#: The name of each solver's time-limit option (seconds), where it has one: the driver's
+#: time left is handed to it (cvxpy's compilation before it cannot be interrupted).
 TIME_LIMIT_OPTIONS = {
     "CLARABEL": "time_limit",
     "HIGHS": "time_limit",
@@ -99,10 +109,14 @@ CVXPY_SOLVERS: dict[str, tuple[str, bool]] = {
     "QPALM": ("qpalm", False),
     "DAQP": ("daqp", False),
 }
+#: Solvers without a time limit whose runs are bounded by an iteration cap (ECOS: 100
+#: interior-point iterations by default).
+ITERATION_CAPPED = frozenset({"ECOS"})
 
 # cvxpy warns when a solver's answer "may be inaccurate"; the driver re-measures every answer
-# and reports its status itself, and catch_warnings() is not thread-safe (methods may run in
-# worker threads under a time limit), so this one message is silenced for good.
+# and reports its status itself, and catch_warnings() is not thread-safe (a caller may solve
+# in several threads, e.g. solve_many over a thread pool), so this one message is silenced
+# for good.
 warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
 
 #: Accuracy asked of the conic solvers on exponential-cone programs: the certificate's
@@ -181,7 +195,9 @@ class CvxpyMethod(Method):
         """
         self.name = solver
         self.solver = solver
-        self.native_time_limit = solver in TIME_LIMIT_OPTIONS
+        # a native limit (or cap) on the solver's iterations, none on cvxpy's compilation
+        bounded = solver in TIME_LIMIT_OPTIONS or solver in ITERATION_CAPPED
+        self.stopping = Stopping.NATIVE if bounded else Stopping.NONE
         self.handles_exp_cone = CVXPY_SOLVERS.get(solver, ("", False))[1]
         cones = "LPs and exponential-cone programs" if self.handles_exp_cone else "LPs"
         self.description = f"the cvxpy program solved by {solver} ({cones})"
@@ -288,7 +304,7 @@ class CvxpyMethod(Method):
         if pp.notion.convexity == "exponential_cone":
             options.update(EXP_CONE_OPTIONS.get(self.solver, {}))
         options.update(task.cache.get(("options", self.name), {}))
-        if task.deadline.limited and self.native_time_limit:
+        if task.deadline.limited and self.solver in TIME_LIMIT_OPTIONS:
             options[TIME_LIMIT_OPTIONS[self.solver]] = max(task.deadline.remaining(), 1e-3)
         warm = bool(task.cache.get(("solved", id(problem))))
         start = time.perf_counter()
@@ -342,6 +358,12 @@ class CvxpyMethod(Method):
             answer.details["relaxed"] = (
                 f"ε > {pp.notion.largest_written_level:g}: solved without the constraint"
             )
+        elif wanted(task):  # a certified curve collects dual points (privopt.solve.curve_band)
+            from privopt.methods.cvxpy_program.multipliers import program_multipliers
+
+            found = program_multipliers(pp, self.name, epsilon=task.epsilon, budget=task.budget)
+            if found is not None:
+                offer(task, found)
         return answer
 
 

@@ -39,6 +39,7 @@ from privopt.methods.base import (
     register,
     register_alias,
 )
+from privopt.methods.multipliers import offer, wanted
 from privopt.methods.sparse_lp.assembly import LinearProgram, RowBuilder
 from privopt.methods.sparse_lp.encodings import ENCODINGS, FullLP, ReducedLP
 from privopt.methods.sparse_lp.equitable import (
@@ -46,6 +47,7 @@ from privopt.methods.sparse_lp.equitable import (
     equitable_partition,
     symbol_classes,
 )
+from privopt.methods.sparse_lp.multipliers import lp_multipliers
 from privopt.methods.sparse_lp.translation import (
     TranslationInvariantMechanism,
     first_row,
@@ -333,6 +335,12 @@ def solve_point(
     run, answer = _solve_lp(task, solved, chosen, crossover, options, start, reduced=False)
     if partition is not None:
         _lift(run, answer, partition, lp)
+    elif not relaxed and run.row_dual is not None and wanted(task):  # a certified curve's
+        found = lp_multipliers(  # dual point (privopt.solve.curve_band)
+            request, relation, _complete(relation, S), support, run.row_dual, eps, name
+        )
+        if found is not None:
+            offer(task, found)
     if answer.status != Status.OPTIMAL:
         return answer
     vertex = chosen == "simplex" or run.crossover
@@ -501,7 +509,10 @@ class SparseLP(Method):
         )
         self.auto_rule = auto_rule
         self.description = description
-        self.memory_model = "dense" if translation_only else "sparse"
+        if translation_only:
+            self.memory_model = "dense"
+        else:  # Clarabel's factorisation fills in more than HiGHS's (privopt.resources)
+            self.memory_model = "sparse_clarabel" if method == "clarabel" else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
         """See :meth:`~privopt.methods.base.Method.unsupported`.
@@ -519,7 +530,14 @@ class SparseLP(Method):
         reason = plain_linear_reason(request, ENCODINGS)
         if reason is not None:
             return reason
-        group = translation_group(request.prior, request.distortion, _relation(request))
+        # metric privacy's weighted pairs are never translation invariant: its O(k³) pair
+        # search is left to the methods that use the pairs (and to the memory estimates)
+        weighted = request.notion.name == "metric_dp"
+        group = (
+            None
+            if weighted
+            else translation_group(request.prior, request.distortion, _relation(request))
+        )
         if self.translation_only and group is None:
             return "needs a uniform prior with a translation-invariant distortion and relation"
         if group is None and request.entries > MAX_VARIABLES:

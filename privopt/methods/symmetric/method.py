@@ -63,6 +63,7 @@ from privopt.methods.base import (
     Certificate,
     Measurement,
     Method,
+    Stopping,
     Task,
     register,
 )
@@ -113,6 +114,9 @@ class Symmetric(Method):
     name = "symmetric"
     memory_model = "structured"
     priority = 50
+    # a one-row LP on m symbols and a re-measurement on at most MAX_VERIFY_ORBITS orbits:
+    # milliseconds (measured: n = 100 in 0.5 s), nothing that would need stopping
+    stopping = Stopping.CHECKS
     description = (
         "i.i.d.-row database priors with row-wise Hamming distortion and Hamming neighbours: "
         "exact single-letter reduction (one-row LP for dp / identifiability, water-filling "
