@@ -59,6 +59,11 @@ DESIGN_KEYWORDS = (
     "unit",
     "executor",
     "chunk_size",
+    "epsilon_range",
+    "max_distortion_range",
+    "band",
+    "band_abs",
+    "max_points",
 )
 
 
