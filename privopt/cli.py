@@ -1,4 +1,4 @@
-"""The ``privopt`` command line (the README's "Command-line reference" documents it).
+"""The ``privopt`` command line (docs/cli.md, "Command line", documents it).
 
 Commands::
 

@@ -5,7 +5,7 @@ Each applicable method (:func:`privopt.solve.applicable_methods`, or the ones na
 request once through :func:`privopt.design` with ``solver=`` that method alone, a time limit
 and the memory bound, which the solve driver enforces; a method that fails, runs out of time,
 or raises anything else is recorded with its status and message and the next one runs. Every
-answer is re-measured and certified as any design is (see the guide's "What verified and
+answer is re-measured and certified as any design is (docs/answers.md, "What verified and
 optimal mean"), so the table compares answers that privopt has checked, not the solvers' own
 claims.
 

@@ -1,4 +1,4 @@
-"""Problem files: TOML in, a validated :class:`ProblemSpec` out (README: "Problem files").
+"""Problem files: TOML in, a validated :class:`ProblemSpec` out (docs/problem-files.md).
 
 A problem file says what the designer knows (``[prior]``, ``[distortion]``), what they ask
 for (``[privacy]``: a notion and either ``epsilon`` or ``max_distortion``) and optionally how
@@ -13,7 +13,7 @@ and types of what it reads; the values are checked by the same validation as the
 (:mod:`privopt.validation`, :func:`privopt.request.prepare_request`), so a mistake gets the
 same message in a file and in Python.
 
-Optional keys beyond the basic format (all documented in README.md, "Problem files by example"):
+Optional keys beyond the basic format (all documented in docs/problem-files.md):
 
 ``[prior.database] symbols``
     names of the ``m`` row values (database labels join them).
@@ -464,8 +464,8 @@ def read_toml(path: str | os.PathLike) -> dict:
                 name,
                 None,
                 f"invalid TOML: {exc}. This looks like JSON, but problem files are TOML "
-                '(tables such as [prior] with probs = [0.5, 0.5]): see "Problem files by '
-                'example" in the README (docs/problem-files.md), or `privopt demo`',
+                "(tables such as [prior] with probs = [0.5, 0.5]): see the examples in "
+                "docs/problem-files.md, or `privopt demo`",
             ) from None
         raise _error(name, None, f"invalid TOML: {exc}") from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits

@@ -9,7 +9,7 @@ Their composition (Theorem 4, parts 1–5) is in :mod:`privopt.closed_forms`
 
 These are audits and bounds, not design programs: (ε,δ)-PML and (ε,δ)-EML are not convex
 constraints (a union of polytopes), so :func:`privopt.design` refuses them and offers the
-convex stand-ins (see the README, "Non-convex guarantees").
+convex stand-ins (docs/problem-files.md, "Non-convex guarantees").
 """
 
 from __future__ import annotations

@@ -571,7 +571,7 @@ def test_list_commands_have_help_texts(capsys, command):
 
 
 def test_time_limit_help_matches_the_exit_codes(capsys):
-    """curve and demo exit 3 at the time limit; batch records it and exits 0 (README)."""
+    """curve and demo exit 3 at the time limit; batch records it and exits 0 (docs/cli.md)."""
     texts = {}
     for command in ("solve", "curve", "demo", "batch"):
         assert main([command, "--help"]) == 0

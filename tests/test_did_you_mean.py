@@ -189,8 +189,8 @@ def test_command_line_suggests_commands_and_options(argv, suggested):
 
 
 def test_a_prior_file_with_a_header_line(tmp_path):
-    """The README describes the lines as "label,weight": a header saying so is accepted (it was
-    refused as "'weight' is not a number")."""
+    """docs/problem-files.md describes the lines as "label,weight": a header saying so is
+    accepted (it was refused as "'weight' is not a number")."""
     (tmp_path / "visits.csv").write_text("label,weight\nhome,3\nwork,1\n")
     path = tmp_path / "p.toml"
     path.write_text(

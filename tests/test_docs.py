@@ -1,6 +1,8 @@
 """The documentation: the site builds in strict mode (every warning an error: broken links,
-missing pages, docstrings that do not parse), and every ```python block of README.md and
-docs/ runs; a block followed by a ```text block must print exactly that text."""
+missing pages, docstrings that do not parse) with an API entry for every public class and
+rendered maths, and every ```python block of README.md and docs/ runs; a block followed by a
+```text block must print exactly that text. The README is a front door: short, its links
+resolve, its install and test commands are the ones CI runs, and no page includes it."""
 
 from __future__ import annotations
 
@@ -17,8 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: A fenced block: its info string and its body.
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
-#: Markdown files whose code blocks run (the docs pages that include README sections by
-#: snippet have their blocks in README.md).
+#: Markdown files whose code blocks run.
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
@@ -71,6 +72,60 @@ def test_markdown_python_blocks_run(path, tmp_path, monkeypatch):
 def test_readme_python_block_has_its_output():
     blocks = code_blocks(ROOT / "README.md")
     assert blocks[0][1] is not None and "requested_epsilon" in blocks[0][1]
+    # "Python in ten lines": the README's example stays short
+    code_lines = [line for line in blocks[0][0].splitlines() if line.strip()]
+    assert len(code_lines) <= 10, len(code_lines)
+
+
+#: The README's length limit: the reference lives in docs/.
+README_MAX_LINES = 250
+#: A Markdown link or image to a local target: ``[text](target)``.
+LOCAL_LINK = re.compile(r"\]\((?!https?://|mailto:|#)([^)\s]+)\)")
+
+
+def test_readme_is_a_front_door():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES
+    targets = LOCAL_LINK.findall(text)
+    assert any(target.startswith("docs/") for target in targets)
+    missing = [t for t in targets if not (ROOT / t.split("#")[0]).exists()]
+    assert not missing, missing
+    # every top-level page of the site is linked from the README
+    pages = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md") if p.name != "index.md"}
+    linked = {t.split("#")[0] for t in targets}
+    assert pages <= linked, sorted(pages - linked)
+    assert (ROOT / "CITATION.cff").exists() and "CITATION.cff" in text
+
+
+def _run_commands(text: str) -> list[str]:
+    """The shell commands of a script or of ```bash blocks: lines that are not comments."""
+    return [
+        line.split("  #")[0].strip()
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def test_ci_runs_the_readme_install_and_test_commands():
+    """``.ci/run`` installs and tests exactly as the README's "Test" section says."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Test\n", 1)[1].split("\n## ", 1)[0]
+    bash = [body for info, body in FENCE.findall(section) if info.strip() == "bash"]
+    assert len(bash) == 1
+    readme_commands = _run_commands(bash[0])
+    ci_commands = _run_commands((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert readme_commands == [c for c in ci_commands if c in readme_commands]
+    assert readme_commands[-1] == ci_commands[-1]  # the test run is CI's last command
+    for command in readme_commands:
+        assert command in ci_commands, command
+
+
+def test_no_page_includes_the_readme():
+    """The reference lives in the pages: no snippet include of README sections is left."""
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    including = [str(p.relative_to(ROOT)) for p in pages if "--8<--" in p.read_text("utf-8")]
+    assert not including
+    assert "--8<--" not in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_docs_build_strict(tmp_path):
@@ -93,10 +148,43 @@ def test_docs_build_strict(tmp_path):
     assert "max_distortion" in page and "Parameters" in page
     assert ":func:" not in page and ":class:" not in page  # roles shown as code (docs/_hooks)
     assert "solve_many" in (site / "api" / "batch" / "index.html").read_text(encoding="utf-8")
-    # every notion has its page, and the README sections were included (no snippet left)
+    # every notion has its page; the command-line reference is a page of its own
     from privopt.notions import notion_names
 
     for name in notion_names():
         assert (site / "notions" / name / "index.html").exists(), name
     cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
-    assert "privopt batch" in cli and "--8&lt;--" not in cli and "--8<--" not in cli
+    assert "privopt batch" in cli and "privopt compare" in cli and "--8&lt;--" not in cli
+    # every public class of ``import privopt as po`` has its entry in the API reference
+    import privopt
+
+    html = "".join(p.read_text(encoding="utf-8") for p in (site / "api").rglob("index.html"))
+    classes = [getattr(privopt, name) for name in privopt.__all__]
+    classes = [c for c in classes if isinstance(c, type)]
+    assert {"LocationGrid", "Metric", "DesignResult"} <= {c.__name__ for c in classes}
+    for cls in classes:
+        assert f'id="{cls.__module__}.{cls.__qualname__}"' in html, cls.__qualname__
+    # long signatures are wrapped by the formatter, one parameter a line
+    assert re.search(r"design\(\s*\n\s*prior,\s*\n", _text(page)), "design() not formatted"
+    # maths: LaTeX kept for MathJax, whose settings and script the pages load
+    notions = (site / "notions" / "index.html").read_text(encoding="utf-8")
+    assert notions.count('class="arithmatex"') >= 8
+    assert "javascripts/mathjax.js" in notions and "mathjax@3" in notions
+    assert (site / "javascripts" / "mathjax.js").exists()
+
+
+def _text(html: str) -> str:
+    """The text of an HTML page: tags removed, entities decoded."""
+    import html as html_module
+
+    return html_module.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_the_api_index_lists_every_public_name():
+    """docs/api/index.md names every entry of ``privopt.__all__`` (each linked to its entry;
+    the strict build resolves the links)."""
+    import privopt
+
+    index = (ROOT / "docs" / "api" / "index.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"\[`po\.(\w+)`\]\[", index))
+    assert listed == set(privopt.__all__), sorted(listed ^ set(privopt.__all__))

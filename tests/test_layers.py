@@ -2,7 +2,7 @@
 
 Every ``import`` of every module under ``privopt/`` is read from its source (module level,
 inside functions and under ``TYPE_CHECKING`` alike) and checked against the layers of the
-README's "Layout" table. Modules of one layer may import each other.
+"Layout" table of docs/architecture.md. Modules of one layer may import each other.
 """
 
 from __future__ import annotations
@@ -124,3 +124,13 @@ def test_the_exceptions_are_still_needed():
         if (_module_name(path), target) in EXCEPTIONS
     }
     assert used == EXCEPTIONS
+
+
+def test_the_architecture_page_names_every_layer():
+    """docs/architecture.md's "Layout" table, the reference for readers, names every top-level
+    module and subpackage that ``LAYERS`` places."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    names = sorted(set(LAYERS) - {"__init__", "__main__"})
+    unnamed = [n for n in names if f"{n}.py`" not in table and f"{n}/`" not in table]
+    assert not unnamed, unnamed
