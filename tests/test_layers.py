@@ -43,6 +43,7 @@ LAYERS = {
     "batch_files": 9,
     "plotting": 9,
     "comparison": 9,
+    "testing": 9,
     "cli": 9,
     "_entry": 9,
     "__main__": 9,

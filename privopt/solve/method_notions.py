@@ -15,10 +15,10 @@ from privopt.errors import InputError
 from privopt.methods import METHODS
 from privopt.model import DatabasePrior, JointPrior
 from privopt.notions import get_notion, notion_names
-from privopt.request import prepare_request
+from privopt.request import DesignRequest, prepare_request
 from privopt.solve.selection import why_not
 
-__all__ = ["PRIOR_KINDS", "method_notions", "notions_text"]
+__all__ = ["PRIOR_KINDS", "method_notions", "notions_text", "small_request"]
 
 #: The kinds of prior each method is asked about, with a small instance of each.
 PRIOR_KINDS = {
@@ -29,7 +29,32 @@ PRIOR_KINDS = {
 }
 
 
-def _request(kind: str, notion: str, mode: str):
+def small_request(
+    kind: str, notion: str, *, epsilon: float | None = 1.0, max_distortion: float | None = None
+) -> DesignRequest:
+    """A small request of ``notion`` on the kind of prior ``kind``, with Hamming distortion.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`PRIOR_KINDS`.
+    notion : str
+    epsilon : float, optional
+        The level (ignored when ``max_distortion`` is given).
+    max_distortion : float, optional
+        A budget instead of a level.
+
+    Returns
+    -------
+    DesignRequest
+        With the options the notion needs (``robust_pml``: the prior and the uniform one;
+        ``metric_dp``: the discrete metric).
+
+    Raises
+    ------
+    InputError
+        When the notion does not take this kind of prior.
+    """
     prior = PRIOR_KINDS[kind]()
     options = {}
     if get_notion(notion).name == "robust_pml":
@@ -38,8 +63,14 @@ def _request(kind: str, notion: str, mode: str):
         options["priors"] = [list(pmf), [1.0 / n] * n]
     if get_notion(notion).name == "metric_dp":
         options["metric"] = "discrete"
-    point = {"epsilon": 1.0} if mode == "epsilon" else {"max_distortion": 0.5}
+    point = {"epsilon": epsilon} if max_distortion is None else {"max_distortion": max_distortion}
     return prepare_request(prior, "hamming", notion, **point, **options)
+
+
+def _request(kind: str, notion: str, mode: str) -> DesignRequest:
+    if mode == "epsilon":
+        return small_request(kind, notion, epsilon=1.0)
+    return small_request(kind, notion, max_distortion=0.5)
 
 
 def method_notions() -> dict[str, dict[str, list[str]]]:
