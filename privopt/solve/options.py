@@ -139,7 +139,7 @@ class SolveOptions:
         if solver is not None and not isinstance(solver, str):
             if not isinstance(solver, Sequence) or not all(isinstance(s, str) for s in solver):
                 raise InputError(
-                    f"expected a method name or a list of names, got {solver!r:.80}", "solver"
+                    f"expected a method name or a list of names, got {solver!r:.80}", "solver.name"
                 )
             solver = tuple(solver)
         # the memory bound stays unresolved when it is not given, so that options checked
