@@ -50,7 +50,7 @@ A new method follows the same pattern::
 
     register(MyMethod())
 
-``tests/test_imports.py`` keeps it so: in a fresh interpreter, registering, listing and
+``tests/repository/test_imports.py`` keeps it so: in a fresh interpreter, registering, listing and
 choosing methods import none of the heavy packages, and a design answered by a method that
 does not use cvxpy leaves cvxpy unloaded.
 """

@@ -8,8 +8,8 @@ it through its parameter (DPP) without recompiling.
 Registering the methods does not import cvxpy (0.7–0.9 s): which solvers are installed is
 read from :data:`CVXPY_SOLVERS` (each solver's Python package, found with
 :func:`~privopt.methods.base.installed` without importing it), and cvxpy is imported when a
-cvxpy method first solves a point (``tests/test_imports.py`` checks both against cvxpy's own
-``installed_solvers()``).
+cvxpy method first solves a point (``tests/repository/test_imports.py`` checks both against
+cvxpy's own ``installed_solvers()``).
 """
 
 from __future__ import annotations

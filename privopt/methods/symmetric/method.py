@@ -23,7 +23,7 @@ ever materialising the ``mⁿ × mⁿ`` matrix.
 Single letter (exact)
 ---------------------
 With independent rows all three programs single-letterise (derived here; checked against the
-dense programs for small n in ``tests/test_fastpath_symmetric.py``):
+dense programs for small n in ``tests/methods/test_fastpath_symmetric.py``):
 
 * DP and identifiability. Let ``W`` be feasible and ``W_i(b|a) = Σ_{x_{−i}} p(x_{−i})
   Σ_{y: y_i = b} W[(a, x_{−i}), y]`` the channel from row i to output row i. For fixed

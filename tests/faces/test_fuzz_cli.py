@@ -25,7 +25,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BASES = sorted(p for p in (ROOT / "problems").glob("*.toml"))
 FAST_BASES = [p for p in BASES if "counting_query" not in p.name]  # keep CI quick
 

@@ -218,7 +218,7 @@ def test_whole_solves_through_the_split_inversion_reach_the_independent_optimum(
     inverted through two or three levels of Schur complements, in every iteration and
     close to the optimum, where the normal matrices are graded over many orders of
     magnitude: the answers must still be certified at the independent LP's optimum."""
-    from tests.test_fuzz_block_ipm import _database_case, _disagreements, _pair_optimum
+    from tests.methods.test_fuzz_block_ipm import _database_case, _disagreements, _pair_optimum
 
     monkeypatch.setattr(dense_inverse, "LAPACK_ORDER", 8)
     orders = []
@@ -799,7 +799,7 @@ def test_identifiability_over_all_pairs_is_written_with_one_auxiliary(k, alpha):
     with HiGHS through cvxpy, k = 200 over 120 s; now 0.2 s, 2 s). With a ratio of 1e6
     HiGHS itself called the LP infeasible (row sums of 1e-7), so none is tested here."""
     from privopt.methods.block_ipm.programs import program_name
-    from tests.test_fuzz_block_ipm import _disagreements, _pair_optimum
+    from tests.methods.test_fuzz_block_ipm import _disagreements, _pair_optimum
 
     rng = np.random.default_rng(k + int(10 * alpha))
     p = rng.dirichlet(np.full(k, alpha))

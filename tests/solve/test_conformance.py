@@ -34,7 +34,7 @@ OPTION_VALUES = {
         "norm": "euclidean",
     },
     "spanner": lambda prior, rng: 1.0,  # δ = 1: the exact constraint pairs
-    # per-entry classes need a database prior (tests/test_paper_features.py covers them)
+    # per-entry classes need a database prior (tests/measures/test_paper_features.py covers them)
     "entry_priors": lambda prior, rng: None,
     "about": lambda prior, rng: "secret",
 }

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "privopt"
+PACKAGE = Path(__file__).resolve().parents[2] / "privopt"
 
 #: Layer of each top-level module or subpackage of ``privopt`` (low to high).
 LAYERS = {

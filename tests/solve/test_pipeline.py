@@ -2,7 +2,7 @@
 
 Oracles: the cvxpy program with another solver (an independent route through the driver),
 and closed forms where they hold; time limits are reached by counting iterations, not by a
-clock (tests/test_limits.py runs limited solves in subprocesses).
+clock (tests/solve/test_limits.py runs limited solves in subprocesses).
 """
 
 from __future__ import annotations
@@ -146,12 +146,12 @@ def test_unknown_and_inapplicable_names_list_what_applies():
 
 # --- time limits ------------------------------------------------------------------------------
 # No clock here: block-ipm is stopped as a time limit would stop it after a number of its
-# iterations (tests/test_block_ipm.py), or the limit is 0 (reached before any point). How long
-# a limited run takes, in a subprocess, is in tests/test_limits.py.
+# iterations (tests/methods/test_block_ipm.py), or the limit is 0 (reached before any point).
+# How long a limited run takes, in a subprocess, is in tests/solve/test_limits.py.
 
 
 def test_time_limit_from_the_api(monkeypatch):
-    from tests.test_block_ipm import TIME_LIMITED_PRIOR, stop_block_ipm_after
+    from tests.methods.test_block_ipm import TIME_LIMITED_PRIOR, stop_block_ipm_after
 
     stop_block_ipm_after(monkeypatch)
     res = po.design(TIME_LIMITED_PRIOR, "hamming", "dp", epsilon=1.0, time_limit=600)
@@ -178,7 +178,7 @@ def test_time_limit_in_a_sweep_keeps_what_was_computed():
 
 
 def test_time_limit_from_a_file_and_the_cli(tmp_path, capsys, monkeypatch):
-    from tests.test_block_ipm import TIME_LIMITED_PRIOR, stop_block_ipm_after
+    from tests.methods.test_block_ipm import TIME_LIMITED_PRIOR, stop_block_ipm_after
 
     probs = ", ".join(repr(float(v)) for v in TIME_LIMITED_PRIOR.probs)
     path = tmp_path / "large.toml"

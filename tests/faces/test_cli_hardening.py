@@ -37,7 +37,7 @@ from privopt import InputError, Mechanism
 from privopt.cli import main
 from privopt.files import load_mechanism, load_problem
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "problems" / "maximal_leakage.toml"  # single alphabet, 3 symbols: fast
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -26,7 +26,7 @@ from privopt.batch_files import problem_key, read_results, run_batch, solve_prob
 from privopt.errors import TaskLostError
 from privopt.files import read_referenced_files, read_toml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBLEMS = ROOT / "problems"
 #: A problem that takes seconds (a budget-mode line search over a database): long enough
 #: for a worker to be caught solving it.

@@ -593,7 +593,7 @@ def test_the_docs_figure_script_draws(tmp_path):
     import importlib.util
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "docs" / "_scripts" / "curve_band_figure.py"
+    script = Path(__file__).resolve().parents[2] / "docs" / "_scripts" / "curve_band_figure.py"
     spec = importlib.util.spec_from_file_location("curve_band_figure", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

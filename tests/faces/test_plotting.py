@@ -27,7 +27,7 @@ from privopt import InputError, plotting  # noqa: E402
 from privopt.cli import main  # noqa: E402
 from privopt.files import load_problem  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EIGHT = [
     "mutual_information",
     "max_information_leakage",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEXT_SUFFIXES = {".py", ".toml", ".md", ".ipynb", ".txt", ".cfg", ".yml", ".yaml", ".rst"}
 #: References to the development notes that live outside the repository.
 OUTSIDE = re.compile(r"spec/|math\.md|problem-format\.md|\bspec ?§|\bSpec ?§|\[00[0-4]\]")

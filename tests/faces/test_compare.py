@@ -20,7 +20,7 @@ from privopt import comparison
 from privopt.comparison import COMPARE_COLUMNS, Measurement, measure
 from privopt.solve.selection import applicable_methods
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PMF = [0.5, 0.3, 0.2]
 FAST = ["sparse-highs", "CLARABEL", "blahut-arimoto"]
 

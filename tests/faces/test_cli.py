@@ -25,7 +25,7 @@ from privopt.cli import DEMO_FIGURE, main
 from privopt.files import check_reference, load_mechanism, load_problem
 from privopt.notions import STANDARD_NOTIONS, notion_names
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROBLEMS = sorted((ROOT / "problems").glob("*.toml"))
 AUDITS = sorted((ROOT / "problems" / "audit").glob("*.toml"))
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -141,7 +141,7 @@ def test_solve_human_output(capsys):
 def test_solve_human_output_of_a_time_limited_answer(tmp_path, capsys, monkeypatch):
     """A run stopped by the time limit prints the best feasible mechanism found, not called
     optimal, with its certificate's gap and the time-limit exit code."""
-    from tests.test_block_ipm import TIME_LIMITED_PRIOR, stop_block_ipm_after
+    from tests.methods.test_block_ipm import TIME_LIMITED_PRIOR, stop_block_ipm_after
 
     stop_block_ipm_after(monkeypatch)
     probs = TIME_LIMITED_PRIOR.probs

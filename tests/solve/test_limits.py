@@ -26,7 +26,7 @@ import privopt as po
 from privopt.methods.base import Deadline, Stopping
 from privopt.status import Status
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 P3 = [0.5, 0.3, 0.2]
 LINUX = sys.platform.startswith("linux")
 #: Generous bound on the seconds a subprocess test may take beyond its time limit: what is

@@ -429,7 +429,7 @@ def test_a_memory_error_the_estimate_missed_is_a_plain_message(monkeypatch, caps
     assert json.loads(captured.out)["error"] == "memory"
 
 
-# found by tests/test_fuzz_optimality.py: every LP solver missed D* = h(ε) here (off by up
+# found by tests/solve/test_fuzz_optimality.py: every LP solver missed D* = h(ε) here (off by up
 # to 1e-2, or contradicting the closed form until no method was left)
 FUZZ_IDENTIFIABILITY = [
     (

@@ -1097,7 +1097,7 @@ def _problem_checks(path):
 def test_shipped_problem_references_pass_every_applicable_check():
     import pathlib
 
-    root = pathlib.Path(__file__).resolve().parent.parent / "problems"
+    root = pathlib.Path(__file__).resolve().parents[2] / "problems"
     covered = {}
     for path in sorted(root.glob("*.toml")):
         checks = _problem_checks(path)
@@ -1137,7 +1137,7 @@ def test_every_shipped_hamming_problem_reports_its_checks_in_the_json(capsys):
     from privopt.cli import main
     from privopt.files import load_problem
 
-    root = pathlib.Path(__file__).resolve().parent.parent / "problems"
+    root = pathlib.Path(__file__).resolve().parents[2] / "problems"
     seen = 0
     for path in sorted(root.glob("*.toml")):
         spec = load_problem(path)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: A fenced block: its info string and its body.
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
 #: Markdown files whose code blocks run.
@@ -52,7 +52,7 @@ def test_markdown_python_blocks_run(path, tmp_path, monkeypatch):
     (tmp_path / "problems").symlink_to(ROOT / "problems", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     # blocks under `if __name__ == "__main__":` (starting a Dask cluster) only import here;
-    # what they call is run on a LocalCluster by tests/test_batch.py
+    # what they call is run on a LocalCluster by tests/solve/test_batch.py
     namespace: dict = {"__name__": "docs_example"}
     for number, (code, expected) in enumerate(code_blocks(path), 1):
         if "from distributed import" in code:

@@ -29,7 +29,7 @@ from tests.crosscheck.location_lp import (  # noqa: E402
     distances,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHECKINS = ROOT / "problems" / "data" / "synthetic_checkins.tsv"
 PNG = b"\x89PNG\r\n\x1a\n"
 

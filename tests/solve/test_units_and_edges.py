@@ -21,7 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LN2 = math.log(2.0)
 
 
@@ -215,7 +215,7 @@ def test_curve_in_bits(tmp_path, capsys):
 
     from privopt.cli import main as cli_main
 
-    path = Path(__file__).resolve().parent.parent / "problems" / "pml_uniform_ternary.toml"
+    path = Path(__file__).resolve().parents[2] / "problems" / "pml_uniform_ternary.toml"
     grid = f"0:{math.log(4)!r}:3"  # 0, ln 2, ln 4 nats = 0, 1, 2 bits
     assert cli_main(["curve", str(path), "--epsilon", grid, "--unit", "bits", "--json"]) == 0
     records = json_module.loads(capsys.readouterr().out)

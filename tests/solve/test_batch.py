@@ -23,7 +23,7 @@ import privopt as po
 from privopt import batch_files
 from privopt.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBLEMS = ROOT / "problems"
 #: Fields that differ between two runs of the same solve (wall-clock timings, the worker).
 TIMING_KEYS = {"solve_time_s", "build_time_s", "wall_time_s", "seconds", "worker"}
