@@ -164,15 +164,6 @@ MECHANISM_FORMATS = (".json", ".csv", ".npz")
 
 
 # --- small helpers ---------------------------------------------------------------------------
-class _Failure(Exception):
-    """Carries an exit code and a message to :func:`main` (already formatted)."""
-
-    def __init__(self, code: int, message: str, payload: dict | None = None):
-        super().__init__(message)
-        self.code = code
-        self.payload = payload
-
-
 def _json_safe(value):
     """Recursively turn numpy scalars into Python numbers and inf / nan into ``None``."""
     if isinstance(value, dict):

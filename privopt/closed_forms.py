@@ -828,11 +828,6 @@ def dp_mutual_information_lower_bound(eps: float, k: int, n: int) -> float:
     return float(alpha * np.log2(1 + n / k) - 1)
 
 
-def _entropy_nats(probs) -> float:
-    q = np.asarray(probs, dtype=float)
-    return shannon_entropy(q[q > 0])
-
-
 def shannon_lower_bound(entropy: float, D: float, m: int, n: int = 1) -> float:
     """Fano's lower bound on the mutual information at Hamming distortion ``D`` on ``Dⁿ``.
 

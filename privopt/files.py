@@ -62,7 +62,6 @@ from privopt.model import DatabasePrior, Distortion, JointPrior, Mechanism, Prio
 from privopt.model._validate import normalised_weights
 from privopt.notions import NOTIONS, get_notion, notion_names, option_owners
 from privopt.validation import (
-    NEIGHBOR_NAMES,
     as_labels,
     as_pmf,
     check_mode,
@@ -183,7 +182,6 @@ VALID_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix", "query", "metric")
-NEIGHBOR_CHOICES = NEIGHBOR_NAMES
 
 
 def notion_option_keys() -> tuple[str, ...]:

@@ -121,24 +121,6 @@ class BandColumns(DenseColumns):
         )
         self._off_source = np.concatenate([pair_index, pair_index[same]])
 
-    def dense_bytes(self, n_columns: int) -> float:
-        """The factors (two ``b × b`` blocks per block row and column) and the work arrays
-        of the Schur complement.
-
-        Parameters
-        ----------
-        n_columns : int
-            ``U``: the number of columns factorised together.
-
-        Returns
-        -------
-        float
-            The estimate in bytes (see :meth:`ColumnKernel.dense_bytes`).
-        """
-        factors = 2.0 * 8.0 * n_columns * self.padded * self.block
-        work = dense_inverse.worker_count() * 2.0 * SCHUR_CHUNK_BYTES + 8.0 * self.padded**2
-        return factors + work
-
     def _blocks(self, D: np.ndarray, E: np.ndarray) -> np.ndarray:
         """Every column's ``H_u`` in the flat block layout (``U × flat_size``)."""
         U = E.shape[0]

@@ -149,22 +149,6 @@ class ColumnKernel:
         """
         raise NotImplementedError
 
-    def dense_bytes(self, n_columns: int) -> float:
-        """Bytes the factorisation holds.
-
-        Parameters
-        ----------
-        n_columns : int
-            ``U``: the number of columns factorised together.
-
-        Returns
-        -------
-        float
-            An estimate of the bytes of the float64 arrays :meth:`factor` holds for
-            ``n_columns`` columns.
-        """
-        raise NotImplementedError
-
 
 class ColumnFactor:
     """The factorised ``H_u`` of every column."""
@@ -296,21 +280,6 @@ class DenseColumns(ColumnKernel):
             No equality rows.
         """
         return self.G, None
-
-    def dense_bytes(self, n_columns: int) -> float:
-        """Two dense ``n × n`` arrays per column (the normal matrix and its inverse).
-
-        Parameters
-        ----------
-        n_columns : int
-            ``U``: the number of columns factorised together.
-
-        Returns
-        -------
-        float
-            The estimate in bytes (see :meth:`ColumnKernel.dense_bytes`).
-        """
-        return 2.0 * 8.0 * n_columns * self.n_vars**2
 
     def factor(
         self, D: np.ndarray, E: np.ndarray, stop: Callable[[], bool] | None = None
@@ -513,22 +482,6 @@ class DiagonalPlusLowRank(ColumnKernel):
         equal = sp.hstack([sp.csr_matrix(self.R.T), -sp.identity(k)]).tocsr()
         return upper, equal
 
-    def dense_bytes(self, n_columns: int) -> float:
-        """``n (2k + 2)`` floats per column (mostly ``Λ⁻¹Y``, ``n × 2k``).
-
-        Parameters
-        ----------
-        n_columns : int
-            ``U``: the number of columns factorised together.
-
-        Returns
-        -------
-        float
-            The estimate in bytes (see :meth:`ColumnKernel.dense_bytes`).
-        """
-        k = self.L.shape[1]
-        return 8.0 * n_columns * self.n_vars * (2 * k + 2)
-
     def factor(
         self, D: np.ndarray, E: np.ndarray, stop: Callable[[], bool] | None = None
     ) -> _LowRankFactor:
@@ -704,21 +657,6 @@ class ArrowColumns(ColumnKernel):
             No equality rows.
         """
         return sp.hstack([self.A, sp.csr_matrix(self.l[:, None])]).tocsr(), None
-
-    def dense_bytes(self, n_columns: int) -> float:
-        """Four floats per variable and column.
-
-        Parameters
-        ----------
-        n_columns : int
-            ``U``: the number of columns factorised together.
-
-        Returns
-        -------
-        float
-            The estimate in bytes (see :meth:`ColumnKernel.dense_bytes`).
-        """
-        return 8.0 * n_columns * self.n_vars * 4
 
     def factor(
         self, D: np.ndarray, E: np.ndarray, stop: Callable[[], bool] | None = None
