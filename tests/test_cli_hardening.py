@@ -409,15 +409,21 @@ def test_tomllib_is_quadratic_on_dotted_keys():
 
 
 def test_the_60kb_dotted_key_file_is_refused_quickly(tmp_path, capsys, monkeypatch):
-    import privopt.files
+    import privopt.files.loader
 
     problem = write(tmp_path, "dotted.toml", _dotted(30_000))
     assert 59_000 < problem.stat().st_size < 61_000
     parsed = []  # refused before the parser sees it (before the fix: 22 s and 3.5 GB in it)
-    real_loads = privopt.files.tomllib.loads
+    real_loads = privopt.files.loader.tomllib.loads  # the parser read_toml calls
     monkeypatch.setattr(
-        privopt.files.tomllib, "loads", lambda text: parsed.append(len(text)) or real_loads(text)
+        privopt.files.loader.tomllib,
+        "loads",
+        lambda text: parsed.append(len(text)) or real_loads(text),
     )
+    small = write(tmp_path, "small.toml", "[prior]\nprobs = [0.5, 0.5]\n")
+    load_problem(small, "any")
+    assert len(parsed) == 1  # the patch sees every parse
+    parsed.clear()
     code, out, err = run(capsys, "solve", problem)
     assert code == 2 and "30000 parts" in err and "limit is 16" in err and str(problem) in err
     assert parsed == []
