@@ -163,19 +163,7 @@ class _Reader:
         blank lines and lines starting with ``#`` are skipped."""
         if not isinstance(value, str) or not value:
             raise self.err(key, f"expected a path to a CSV file, got {_kind(value)}")
-        if self.files is not None:  # read already (a batch): never from disk here
-            content = self.files.get(value)
-            if content is None:
-                raise self.err(key, f"{value}: not among the files read with the problem")
-            if content.error is not None:
-                raise self.err(key, content.error)
-            text = content.text
-        else:
-            name = value if os.path.isabs(value) else os.path.join(self.base, value)
-            try:
-                text = decode_text(read_input_file(name), name)
-            except InputError as exc:
-                raise self.err(key, str(exc)) from None
+        text = self.referenced_text(value, key)
         try:
             rows = [
                 [cell.strip() for cell in row]
@@ -187,6 +175,22 @@ class _Reader:
         if not rows:
             raise self.err(key, f"{value}: the file holds no rows")
         return rows
+
+    def referenced_text(self, value: str, key: str) -> str:
+        """The text of the file named ``value`` by ``key``: from the files read with the
+        problem (a batch: never from disk here), else read relative to the problem file."""
+        if self.files is not None:
+            content = self.files.get(value)
+            if content is None:
+                raise self.err(key, f"{value}: not among the files read with the problem")
+            if content.error is not None:
+                raise self.err(key, content.error)
+            return content.text
+        name = value if os.path.isabs(value) else os.path.join(self.base, value)
+        try:
+            return decode_text(read_input_file(name), name)
+        except InputError as exc:
+            raise self.err(key, str(exc)) from None
 
     def csv_matrix(self, value, key: str) -> list[list[float]]:
         """A CSV file of numbers (one row per line) as a matrix."""

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from privopt.errors import InputError, close_matches
@@ -11,6 +13,16 @@ from privopt.model import Distortion
 from ._reader import VALID_KEYS, _kind, _Reader
 
 DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix", "query", "metric")
+#: The keys of a distortion table that belong to some kinds only (checked in this order).
+_KIND_KEYS = {
+    "values": ("absolute", "squared", "query"),
+    "matrix": ("matrix",),
+    "query": ("query",),
+    "loss": ("query",),
+    "match": ("query",),
+    "metric": ("metric",),
+    "power": ("metric",),
+}
 
 
 class _DistortionSection(_Reader):
@@ -18,6 +30,27 @@ class _DistortionSection(_Reader):
     a metric."""
 
     def distortion(self, t: dict, section: str, prior) -> Distortion:
+        """A distortion table (``[distortion]`` or one ``[[distortion.extra]]``)."""
+        kind = self.distortion_kind(t, section)
+        if kind == "query":
+            return self.query_distortion(t, section, prior)
+        if kind == "metric":
+            return self.metric_distortion(t, section, prior)
+        if kind == "matrix":
+            d = self.matrix_distortion(t, section, prior.n_inputs)
+        elif kind == "hamming":
+            if prior.is_database:
+                d = Distortion.database_hamming(prior.m, prior.n)
+            else:
+                d = Distortion.hamming(prior.n_inputs)
+        else:
+            d = self.value_distortion(t, section, kind, prior.n_inputs)
+        if section == "distortion" and "output_labels" in t:
+            d.output_labels = self.labels(t, "output_labels", section, d.n_outputs)
+        return d
+
+    def distortion_kind(self, t: dict, section: str) -> str:
+        """The ``kind`` of a distortion table, with no key of another kind beside it."""
         kind = t.get("kind")
         if kind is None:
             raise self.err(f"{section}.kind", f"missing; one of {', '.join(DISTORTION_KINDS)}")
@@ -27,62 +60,48 @@ class _DistortionSection(_Reader):
                 f"unknown distortion kind {kind!r}; valid: {', '.join(DISTORTION_KINDS)}",
                 suggestions=close_matches(kind, DISTORTION_KINDS),
             )
-        n_in = prior.n_inputs
-        if "values" in t and kind not in ("absolute", "squared", "query"):
+        for key, kinds in _KIND_KEYS.items():
+            if key in t and kind not in kinds:
+                named = [f'"{k}"' for k in kinds]
+                allowed = " or ".join([", ".join(named[:-1]), named[-1]] if named[:-1] else named)
+                raise self.err(f"{section}.{key}", f"only used with kind = {allowed}")
+        return kind
+
+    def value_distortion(self, t: dict, section: str, kind: str, n_in: int) -> Distortion:
+        """``kind = "absolute"`` or ``"squared"``: between the inputs' ``values`` (default
+        their indices)."""
+        values = None
+        if "values" in t:
+            values = self.vector(t, "values", section)
+            if len(values) != n_in:
+                raise self.err(
+                    f"{section}.values",
+                    f"has {len(values)} values but the prior has {n_in} inputs: give one "
+                    "value per input symbol",
+                )
+        maker = Distortion.absolute if kind == "absolute" else Distortion.squared
+        return maker(n_in, values)
+
+    def matrix_distortion(self, t: dict, section: str, n_in: int) -> Distortion:
+        """``kind = "matrix"``: ``matrix = [[…]]``, one row per input."""
+        if "matrix" not in t:
             raise self.err(
-                f"{section}.values", 'only used with kind = "absolute", "squared" or "query"'
+                f"{section}.matrix",
+                'missing: kind = "matrix" needs matrix = [[…]] (rows = inputs y, '
+                "columns = outputs u)",
             )
-        if "matrix" in t and kind != "matrix":
-            raise self.err(f"{section}.matrix", 'only used with kind = "matrix"')
-        for key in ("query", "loss", "match"):
-            if key in t and kind != "query":
-                raise self.err(f"{section}.{key}", 'only used with kind = "query"')
-        for key in ("metric", "power"):
-            if key in t and kind != "metric":
-                raise self.err(f"{section}.{key}", 'only used with kind = "metric"')
-        if kind == "query":
-            return self.query_distortion(t, section, prior)
-        if kind == "metric":
-            return self.metric_distortion(t, section, prior)
-        if kind == "hamming":
-            if prior.is_database:
-                d = Distortion.database_hamming(prior.m, prior.n)
-            else:
-                d = Distortion.hamming(n_in)
-        elif kind in ("absolute", "squared"):
-            values = None
-            if "values" in t:
-                values = self.vector(t, "values", section)
-                if len(values) != n_in:
-                    raise self.err(
-                        f"{section}.values",
-                        f"has {len(values)} values but the prior has {n_in} inputs: give one "
-                        "value per input symbol",
-                    )
-            maker = Distortion.absolute if kind == "absolute" else Distortion.squared
-            d = maker(n_in, values)
-        else:
-            if "matrix" not in t:
-                raise self.err(
-                    f"{section}.matrix",
-                    'missing: kind = "matrix" needs matrix = [[…]] (rows = inputs y, '
-                    "columns = outputs u)",
-                )
-            rows = self.matrix(t, "matrix", section)
-            if len(rows) != n_in:
-                raise self.err(
-                    f"{section}.matrix",
-                    f"has {len(rows)} rows but the prior has {n_in} inputs: one row per input "
-                    "symbol "
-                    "(rows = inputs y, columns = outputs u)",
-                )
-            try:
-                d = Distortion.from_matrix(rows)
-            except InputError as exc:
-                raise self.err(f"{section}.matrix", str(exc).split(": ", 1)[-1]) from None
-        if section == "distortion" and "output_labels" in t:
-            d.output_labels = self.labels(t, "output_labels", section, d.n_outputs)
-        return d
+        rows = self.matrix(t, "matrix", section)
+        if len(rows) != n_in:
+            raise self.err(
+                f"{section}.matrix",
+                f"has {len(rows)} rows but the prior has {n_in} inputs: one row per input "
+                "symbol "
+                "(rows = inputs y, columns = outputs u)",
+            )
+        try:
+            return Distortion.from_matrix(rows)
+        except InputError as exc:
+            raise self.err(f"{section}.matrix", str(exc).split(": ", 1)[-1]) from None
 
     def query_distortion(self, t: dict, section: str, prior) -> Distortion:
         """``kind = "query"``: ``d(x, u) = loss(q(x), u)`` on a database prior."""
@@ -119,18 +138,7 @@ class _DistortionSection(_Reader):
         inputs), from ``metric`` here or the ``[privacy]`` metric."""
         from privopt.notions.metric_dp import validate_metric
 
-        if "metric" in t:
-            raw, key = t["metric"], f"{section}.metric"
-        elif self.privacy_table is not None and "metric" in self.privacy_table:
-            raw, key = self.privacy_table["metric"], "privacy.metric"
-        elif self.location is not None:
-            raw, key = {}, f"{section}.metric"
-        else:
-            raise self.err(
-                f"{section}.metric",
-                'kind = "metric" needs a metric: here, in [privacy] metric, or a map '
-                "([prior.grid] or [prior.points])",
-            )
+        raw, key = self.distortion_metric(t, section)
         power = t.get("power", 1.0)
         if isinstance(power, bool) or not isinstance(power, (int, float)) or not power > 0:
             raise self.err(f"{section}.power", f"expected a positive number, got {_kind(power)}")
@@ -155,6 +163,21 @@ class _DistortionSection(_Reader):
         if not np.isfinite(metric.matrix).all():
             raise self.err(key, "a distortion needs finite distances (the graph is disconnected)")
         return Distortion(metric.matrix ** float(power), output_labels=prior.input_labels)
+
+    def distortion_metric(self, t: dict, section: str) -> tuple[Any, str]:
+        """The metric of ``kind = "metric"`` as written, and the key that gives it: this
+        table's ``metric``, else ``[privacy] metric``, else the map's own (``{}``)."""
+        if "metric" in t:
+            return t["metric"], f"{section}.metric"
+        if self.privacy_table is not None and "metric" in self.privacy_table:
+            return self.privacy_table["metric"], "privacy.metric"
+        if self.location is not None:
+            return {}, f"{section}.metric"
+        raise self.err(
+            f"{section}.metric",
+            'kind = "metric" needs a metric: here, in [privacy] metric, or a map '
+            "([prior.grid] or [prior.points])",
+        )
 
     def metric_value(self, value, key: str):
         """A ``metric`` value with file paths read and grid points filled in."""

@@ -255,6 +255,7 @@ class _Parser(
     """A problem file read section by section."""
 
     def parse(self, data: dict) -> ProblemSpec:
+        """The validated problem of a parsed TOML document, section by section."""
         self.check_keys(data, "")
         title = self.string(data, "title", "")
         source = self.string(data, "source", "")
@@ -293,31 +294,7 @@ class _Parser(
         if solver_t is not None:
             self.solver(solver_t, spec)
 
-        mech_t = self.table(data, "mechanism", "")
-        comp_t = self.table(data, "composition", "")
-        if mech_t is not None and comp_t is not None:
-            raise self.err(
-                "composition", "give [mechanism] or [composition] (the composed release), not both"
-            )
-        if mech_t is not None:
-            spec.mechanism = self.mechanism(mech_t, prior, spec.distortion)
-        elif comp_t is not None:
-            spec.composition = self.composition(comp_t, prior)
-            spec.mechanism = spec.composition["mechanism"]
-            if (
-                spec.distortion is not None
-                and spec.distortion.n_outputs != spec.mechanism.n_outputs
-            ):
-                raise self.err(
-                    "composition",
-                    f"the composed release has {spec.mechanism.n_outputs} outputs but the "
-                    f"distortion has {spec.distortion.n_outputs}",
-                )
-        elif self.purpose == "audit":
-            raise self.err(
-                "mechanism",
-                "missing section [mechanism] with matrix = [[…]] (rows = inputs), or [composition]",
-            )
+        self.audited(data, spec)
 
         ref_t = self.table(data, "reference", "")
         if ref_t is not None:

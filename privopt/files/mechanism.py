@@ -15,10 +15,40 @@ from privopt.errors import InputError
 from privopt.model import Distortion, Mechanism
 
 from ._reader import _error, _Reader, _rewrap, csv_number
+from .spec import ProblemSpec
 
 
 class _MechanismSection(_Reader):
     """``[mechanism]`` and ``[composition]`` of an audit file."""
+
+    def audited(self, data: dict, spec: ProblemSpec) -> None:
+        """``[mechanism]`` or ``[composition]`` (the composed release) into ``spec``; an audit
+        file needs one of them."""
+        mech_t = self.table(data, "mechanism", "")
+        comp_t = self.table(data, "composition", "")
+        if mech_t is not None and comp_t is not None:
+            raise self.err(
+                "composition", "give [mechanism] or [composition] (the composed release), not both"
+            )
+        if mech_t is not None:
+            spec.mechanism = self.mechanism(mech_t, spec.prior, spec.distortion)
+        elif comp_t is not None:
+            spec.composition = self.composition(comp_t, spec.prior)
+            spec.mechanism = spec.composition["mechanism"]
+            if (
+                spec.distortion is not None
+                and spec.distortion.n_outputs != spec.mechanism.n_outputs
+            ):
+                raise self.err(
+                    "composition",
+                    f"the composed release has {spec.mechanism.n_outputs} outputs but the "
+                    f"distortion has {spec.distortion.n_outputs}",
+                )
+        elif self.purpose == "audit":
+            raise self.err(
+                "mechanism",
+                "missing section [mechanism] with matrix = [[…]] (rows = inputs), or [composition]",
+            )
 
     def mechanism(self, t: dict, prior, distortion: Distortion | None) -> Mechanism:
         if "matrix" not in t:
@@ -152,29 +182,41 @@ def load_mechanism(path: str | os.PathLike):
             structured = _structured_from_json(text)
             return structured if structured is not None else Mechanism.from_json(text)
         if ext == ".csv":
-            rows = list(csv.reader(io.StringIO(decode_text(raw, name), newline="")))
-            if len(rows) < 2:
-                raise _error(name, None, "expected a header row and one row per input")
-            outputs = rows[0][1:]
-            inputs = [r[0] for r in rows[1:]]
-            matrix = [[csv_number(v) for v in r[1:]] for r in rows[1:]]
-            return Mechanism(matrix, inputs, outputs)
-        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
-            unpacked = sum(info.file_size for info in archive.infolist())
-        if unpacked > limit:
-            raise _error(
-                name,
-                None,
-                f"the archive unpacks to {unpacked} bytes, more than the limit of {limit} "
-                "(PRIVOPT_MAX_FILE_BYTES)",
-            )
-        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
-            inputs = data["inputs"].tolist() if "inputs" in data else None
-            outputs = data["outputs"].tolist() if "outputs" in data else None
-            return Mechanism(data["mechanism"], inputs, outputs)
+            return _mechanism_from_csv(decode_text(raw, name), name)
+        return _mechanism_from_npz(raw, name, limit)
     except InputError as exc:
         raise _rewrap(name, exc) from None
     except RecursionError:
         raise _error(name, None, "cannot read the mechanism: nested too deeply") from None
     except (OSError, ValueError, KeyError, csv.Error, zipfile.BadZipFile) as exc:
         raise _error(name, None, f"cannot read the mechanism: {exc}") from None
+
+
+def _mechanism_from_csv(text: str, name: str) -> Mechanism:
+    """A mechanism from the CSV of ``solve --out``: a header ``input,<outputs…>``, then one
+    row per input (its label, then p(u|y))."""
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if len(rows) < 2:
+        raise _error(name, None, "expected a header row and one row per input")
+    outputs = rows[0][1:]
+    inputs = [r[0] for r in rows[1:]]
+    matrix = [[csv_number(v) for v in r[1:]] for r in rows[1:]]
+    return Mechanism(matrix, inputs, outputs)
+
+
+def _mechanism_from_npz(raw: bytes, name: str, limit: int) -> Mechanism:
+    """A mechanism from the ``.npz`` of ``solve --out``, read without pickle; an archive that
+    would unpack to more than ``limit`` bytes is refused before it is unpacked."""
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        unpacked = sum(info.file_size for info in archive.infolist())
+    if unpacked > limit:
+        raise _error(
+            name,
+            None,
+            f"the archive unpacks to {unpacked} bytes, more than the limit of {limit} "
+            "(PRIVOPT_MAX_FILE_BYTES)",
+        )
+    with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+        inputs = data["inputs"].tolist() if "inputs" in data else None
+        outputs = data["outputs"].tolist() if "outputs" in data else None
+        return Mechanism(data["mechanism"], inputs, outputs)

@@ -53,31 +53,39 @@ class _PriorSection(_Reader):
                 f'file = "prior.csv", [prior.grid] (map cells) or [prior.points] (places); '
                 f"{found}",
             )
-        form = forms[0]
-        if "counts" in t and form != "file":
+        if "counts" in t and forms[0] != "file":
             raise self.err("prior.counts", 'only used with file = "…" (normalise counts)')
-        if form == "file":
-            return self.prior_file(t)
-        if form == "grid":
-            return self.prior_grid(t)
-        if form == "points":
-            return self.prior_points(t)
-        if form == "probs":
-            if "secret_labels" in t:
-                raise self.err(
-                    "prior.secret_labels", "only used with a joint prior (joint = [[…]])"
-                )
-            probs = self.vector(t, "probs", "prior")
-            pmf = as_pmf(probs, "prior.probs")
-            return Prior(pmf, self.labels(t, "labels", "prior", pmf.size))
-        if form == "joint":
-            joint = self.matrix(t, "joint", "prior")
-            n_s, n_y = len(joint), len(joint[0])
-            return JointPrior(
-                joint,
-                secret_labels=self.labels(t, "secret_labels", "prior", n_s),
-                labels=self.labels(t, "labels", "prior", n_y),
-            )
+        read = {
+            "probs": self.prior_probs,
+            "joint": self.prior_joint,
+            "database": self.prior_database,
+            "file": self.prior_file,
+            "grid": self.prior_grid,
+            "points": self.prior_points,
+        }
+        return read[forms[0]](t)
+
+    def prior_probs(self, t: dict) -> Prior:
+        """``[prior] probs``: the pmf of a single secret (with optional ``labels``)."""
+        if "secret_labels" in t:
+            raise self.err("prior.secret_labels", "only used with a joint prior (joint = [[…]])")
+        probs = self.vector(t, "probs", "prior")
+        pmf = as_pmf(probs, "prior.probs")
+        return Prior(pmf, self.labels(t, "labels", "prior", pmf.size))
+
+    def prior_joint(self, t: dict) -> JointPrior:
+        """``[prior] joint``: p(s, y), rows = secrets S, columns = observed Y."""
+        joint = self.matrix(t, "joint", "prior")
+        n_s, n_y = len(joint), len(joint[0])
+        return JointPrior(
+            joint,
+            secret_labels=self.labels(t, "secret_labels", "prior", n_s),
+            labels=self.labels(t, "labels", "prior", n_y),
+        )
+
+    def prior_database(self, t: dict) -> DatabasePrior:
+        """``[prior.database]``: ``n`` rows over an alphabet of ``m`` values, i.i.d.
+        (``row_probs``) or with a pmf over all databases (``probs``)."""
         for bad in ("labels", "secret_labels"):
             if bad in t:
                 raise self.err(
@@ -131,8 +139,21 @@ class _PriorSection(_Reader):
                 "expected one column (probability) or two (label, probability) on every line",
             )
         labels = [r[0] for r in rows] if widths == {2} else None
+        values = self.file_weights(rows, t["file"])
+        if labels is not None and "labels" in t:
+            raise self.err("prior.labels", "the file names the labels already (first column)")
+        if counts:
+            values = self.normalised_counts(values)
+        pmf = as_pmf(values, "prior.file")
+        if labels is None:
+            labels = self.labels(t, "labels", "prior", pmf.size)
+        return Prior(pmf, labels)
+
+    def file_weights(self, rows: list[list[str]], file: str) -> list[float]:
+        """The numbers of the last column of a ``[prior] file`` (a first line that is not a
+        number is said to be a header not named as one)."""
         try:
-            values = [csv_number(r[-1]) for r in rows]
+            return [csv_number(r[-1]) for r in rows]
         except ValueError:
             bad = next(r for r in rows if not _is_number(r[-1]))
             header = ""
@@ -141,20 +162,14 @@ class _PriorSection(_Reader):
                     " (a header line is read as such when its last column is named one of "
                     f"{', '.join(PRIOR_FILE_HEADERS)})"
                 )
-            raise self.err(
-                "prior.file", f"{t['file']}: {bad[-1]!r} is not a number{header}"
-            ) from None
-        if labels is not None and "labels" in t:
-            raise self.err("prior.labels", "the file names the labels already (first column)")
-        if counts:
-            arr = np.asarray(values, dtype=float)
-            if not np.isfinite(arr).all() or (arr < 0).any() or not (arr > 0).any():
-                raise self.err("prior.file", "counts must be finite, non-negative and not all zero")
-            values = list(normalised_weights(arr))  # no overflow: 1e308, 1e308 is ½, ½
-        pmf = as_pmf(values, "prior.file")
-        if labels is None:
-            labels = self.labels(t, "labels", "prior", pmf.size)
-        return Prior(pmf, labels)
+            raise self.err("prior.file", f"{file}: {bad[-1]!r} is not a number{header}") from None
+
+    def normalised_counts(self, values: list[float]) -> list[float]:
+        """``[prior] counts = true``: the file's weights divided by their sum."""
+        arr = np.asarray(values, dtype=float)
+        if not np.isfinite(arr).all() or (arr < 0).any() or not (arr > 0).any():
+            raise self.err("prior.file", "counts must be finite, non-negative and not all zero")
+        return list(normalised_weights(arr))  # no overflow: 1e308, 1e308 is ½, ½
 
     def prior_grid(self, t: dict) -> Prior:
         """``[prior.grid]``: map cells with counts (matrix or CSV), normalised, or check-ins
@@ -166,29 +181,7 @@ class _PriorSection(_Reader):
                 raise self.err(f"prior.{bad}", 'grid cells are labelled "row,col"')
         g = self.table(t, "grid", "prior")
         if "checkins_file" in g:
-            for key in ("rows", "cols", "counts", "counts_file", "origin"):
-                if key in g:
-                    raise self.err(
-                        f"prior.grid.{key}",
-                        "not used with checkins_file: the cells cover the check-ins (or bounds) "
-                        "from their south-west corner, cell_size apart",
-                    )
-            if "cell_size" not in g:
-                raise self.err(
-                    "prior.grid.cell_size", "missing: the side of a cell (km for lat/lon)"
-                )
-            cell = self.positive(g, "cell_size", "prior.grid")
-            table = self.location_table(g, "checkins_file", "prior.grid")
-            bounds = None
-            if "bounds" in g:
-                bounds = self.vector(g, "bounds", "prior.grid")
-            outputs = self.outputs(g, "prior.grid", table.coordinates)
-            self.grid = self.with_outputs(
-                lambda given: LocationGrid.from_checkins(
-                    table, cell, bounds=bounds, outputs=given, field="prior.grid"
-                ),
-                outputs,
-            )
+            self.grid = self.grid_from_checkins(g)
             self.location = self.grid
             return self.grid.prior()
         for key in ("coordinates", "columns", "bounds"):
@@ -219,6 +212,33 @@ class _PriorSection(_Reader):
         )
         self.location = self.grid
         return self.grid.prior()
+
+    def grid_from_checkins(self, g: dict):
+        """``[prior.grid] checkins_file``: check-ins binned into cells of ``cell_size`` that
+        cover them (or ``bounds``)."""
+        from privopt.model.location import LocationGrid
+
+        for key in ("rows", "cols", "counts", "counts_file", "origin"):
+            if key in g:
+                raise self.err(
+                    f"prior.grid.{key}",
+                    "not used with checkins_file: the cells cover the check-ins (or bounds) "
+                    "from their south-west corner, cell_size apart",
+                )
+        if "cell_size" not in g:
+            raise self.err("prior.grid.cell_size", "missing: the side of a cell (km for lat/lon)")
+        cell = self.positive(g, "cell_size", "prior.grid")
+        table = self.location_table(g, "checkins_file", "prior.grid")
+        bounds = None
+        if "bounds" in g:
+            bounds = self.vector(g, "bounds", "prior.grid")
+        outputs = self.outputs(g, "prior.grid", table.coordinates)
+        return self.with_outputs(
+            lambda given: LocationGrid.from_checkins(
+                table, cell, bounds=bounds, outputs=given, field="prior.grid"
+            ),
+            outputs,
+        )
 
     def prior_points(self, t: dict) -> Prior:
         """``[prior.points]``: given places (a CSV file or a list) with weights, as the
@@ -293,16 +313,7 @@ class _PriorSection(_Reader):
         coordinates = table.get("coordinates")
         if coordinates is not None and coordinates not in ("latlon", "xy"):
             raise self.err(f"{section}.coordinates", f'"latlon" or "xy", got {_kind(coordinates)}')
-        columns = table.get("columns")
-        if columns is not None:
-            if not isinstance(columns, list) or not all(
-                isinstance(c, (int, str)) and not isinstance(c, bool) for c in columns
-            ):
-                raise self.err(
-                    f"{section}.columns",
-                    "a list of 2 or 3 column indices (from 0) or header names",
-                )
-            columns = tuple(columns)
+        columns = self.location_columns(table, section)
         name = value if os.path.isabs(value) else os.path.join(self.base, value)
         try:
             return read_location_csv(name, coordinates=coordinates, columns=columns, source=full)
@@ -315,12 +326,24 @@ class _PriorSection(_Reader):
                 text = text[len(exc.field) + 2 :]
             raise self.err(where, f"{value}: {text}", exc.code) from None
 
+    def location_columns(self, table: dict, section: str) -> tuple | None:
+        """``columns``: the 2 or 3 columns of a places file to read (indices or names)."""
+        columns = table.get("columns")
+        if columns is None:
+            return None
+        if not isinstance(columns, list) or not all(
+            isinstance(c, (int, str)) and not isinstance(c, bool) for c in columns
+        ):
+            raise self.err(
+                f"{section}.columns",
+                "a list of 2 or 3 column indices (from 0) or header names",
+            )
+        return tuple(columns)
+
     def outputs(self, table: dict, section: str, coordinates: str):
         """``[{section}.outputs]``: an output grid (rows, cols, cell_size, origin; or only
         cell_size: the fewest cells that cover the map) or output points (points or
         points_file, in the map's coordinates). ``None`` when absent."""
-        from privopt.model.location import OutputGrid
-
         out = self.table(table, "outputs", section)
         if out is None:
             return None
@@ -329,14 +352,15 @@ class _PriorSection(_Reader):
         has_grid = [key for key in ("rows", "cols", "cell_size", "origin") if key in out]
         if has_points and has_grid:
             raise self.err(full, "give output points or an output grid, not both")
-        if len(has_points) > 1:
-            raise self.err(full, "give points or points_file, not both")
         if has_points:
-            if "points" in out:
-                return self.matrix(out, "points", full)
-            return self.location_table(
-                {"points_file": out["points_file"], "coordinates": coordinates}, "points_file", full
-            ).points
+            return self.output_points(out, full, coordinates)
+        return self.output_grid(out, full)
+
+    def output_grid(self, out: dict, full: str):
+        """An output grid: ``rows``, ``cols``, ``cell_size`` (and ``origin``), or ``cell_size``
+        alone (the fewest cells that cover the map, made once the map is built)."""
+        from privopt.model.location import OutputGrid
+
         if "cell_size" not in out:
             raise self.err(f"{full}.cell_size", "missing: the side of an output cell")
         cell = self.positive(out, "cell_size", full)
@@ -347,3 +371,14 @@ class _PriorSection(_Reader):
                 raise self.err(f"{full}.{key}", "missing: give rows and cols (or cell_size alone)")
         origin = self.vector(out, "origin", full) if "origin" in out else None
         return self.located(lambda: OutputGrid(out["rows"], out["cols"], cell, origin, full))
+
+    def output_points(self, out: dict, full: str, coordinates: str):
+        """Output points: ``points = [[x, y], …]`` or a ``points_file`` in the map's
+        coordinates."""
+        if "points" in out and "points_file" in out:
+            raise self.err(full, "give points or points_file, not both")
+        if "points" in out:
+            return self.matrix(out, "points", full)
+        return self.location_table(
+            {"points_file": out["points_file"], "coordinates": coordinates}, "points_file", full
+        ).points

@@ -23,6 +23,8 @@ class _PrivacySection(_Reader):
     and the whole request validated as the Python API validates it."""
 
     def privacy(self, t: dict, spec: ProblemSpec) -> None:
+        """``[privacy]`` into ``spec``: the notion, the level or budget, δ, the neighbours,
+        ``observe_secret`` and the notion's options."""
         name = t.get("notion")
         if name is None:
             if self.purpose == "solve":
@@ -51,6 +53,11 @@ class _PrivacySection(_Reader):
                     "privacy.observe_secret", f"expected true or false, got {_kind(observe)}"
                 )
             spec.observe_secret = observe
+        self.notion_options(t, spec)
+
+    def notion_options(self, t: dict, spec: ProblemSpec) -> None:
+        """The notion's own options of ``[privacy]`` (e.g. ``priors``, ``metric``), validated
+        by the notion (in an audit file without a notion, by the notion that declares each)."""
         raw = {k: v for k, v in t.items() if k in notion_option_keys()}
         if "metric" in raw:
             raw["metric"] = self.metric_value(raw["metric"], "privacy.metric")
@@ -58,12 +65,12 @@ class _PrivacySection(_Reader):
             raw["metric"] = self.located(self.location.metric)  # the map's own distance
         if spec.notion is not None:
             spec.options = get_notion(spec.notion).validate_options(spec.prior, raw)
-        else:  # an audit file without a notion: the options checked by the notion that has them
-            by_owner: dict[str, dict] = {}
-            for key, value in raw.items():
-                by_owner.setdefault(option_owners(key)[0], {})[key] = value
-            for owner, given in by_owner.items():
-                spec.options.update(get_notion(owner).validate_options(spec.prior, given))
+            return
+        by_owner: dict[str, dict] = {}
+        for key, value in raw.items():
+            by_owner.setdefault(option_owners(key)[0], {})[key] = value
+        for owner, given in by_owner.items():
+            spec.options.update(get_notion(owner).validate_options(spec.prior, given))
 
     def neighbors(self, value, prior):
         """``[privacy] neighbors``: a name, an edge list, ``{edges}``, ``{adjacency}`` or
