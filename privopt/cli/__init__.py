@@ -169,7 +169,3 @@ def _fail(args, code: int, kind: str, message: str, least=None, error=None) -> i
             payload.update(status="infeasible", least_achievable=least)
         _print_json(payload)
     return code
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
