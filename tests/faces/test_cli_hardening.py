@@ -130,17 +130,20 @@ def test_out_crash_while_writing_keeps_the_existing_file(tmp_path, capsys, monke
     target.write_text("input,a,b\nx,1,0\n", encoding="utf-8")
     calls = []
 
+    real_writer = csv.writer
+
     class Boom:
         def __init__(self, fh):
-            self.fh = fh
+            self.writer = real_writer(fh)
 
         def writerow(self, row):
             calls.append(row)
             if len(calls) == 2:
                 raise RuntimeError("crash half-way")
-            csv.writer(self.fh).writerow(row)
+            self.writer.writerow(row)
 
-    monkeypatch.setattr("privopt.cli.csv.writer", Boom)
+    # the writer of `solve --out x.csv` (privopt.cli.solve._write_mechanism)
+    monkeypatch.setattr("privopt.cli.solve.csv.writer", Boom)
     code, out, err = run(capsys, "solve", SMALL, "--out", target)
     assert code == 3 and "crash half-way" in err
     assert target.read_text(encoding="utf-8") == "input,a,b\nx,1,0\n"
@@ -406,15 +409,21 @@ def test_tomllib_is_quadratic_on_dotted_keys():
 
 
 def test_the_60kb_dotted_key_file_is_refused_quickly(tmp_path, capsys, monkeypatch):
-    import privopt.files
+    import privopt.files.loader
 
     problem = write(tmp_path, "dotted.toml", _dotted(30_000))
     assert 59_000 < problem.stat().st_size < 61_000
     parsed = []  # refused before the parser sees it (before the fix: 22 s and 3.5 GB in it)
-    real_loads = privopt.files.tomllib.loads
+    real_loads = privopt.files.loader.tomllib.loads  # the parser read_toml calls
     monkeypatch.setattr(
-        privopt.files.tomllib, "loads", lambda text: parsed.append(len(text)) or real_loads(text)
+        privopt.files.loader.tomllib,
+        "loads",
+        lambda text: parsed.append(len(text)) or real_loads(text),
     )
+    small = write(tmp_path, "small.toml", "[prior]\nprobs = [0.5, 0.5]\n")
+    load_problem(small, "any")
+    assert len(parsed) == 1  # the patch sees every parse
+    parsed.clear()
     code, out, err = run(capsys, "solve", problem)
     assert code == 2 and "30000 parts" in err and "limit is 16" in err and str(problem) in err
     assert parsed == []
@@ -574,8 +583,9 @@ def test_ctrl_c_during_curve_keeps_the_rows_in_a_partial_file(tmp_path):
 
 
 def _checkpoint_every_point(monkeypatch) -> None:
-    monkeypatch.setattr("privopt.cli.CHECKPOINT_SECONDS", 0.0)
-    monkeypatch.setattr("privopt.cli.CHECKPOINT_SETUP_FACTOR", 0.0)
+    # where the checkpoint gate reads them (privopt.cli only re-exports copies)
+    monkeypatch.setattr("privopt.cli.curve.CHECKPOINT_SECONDS", 0.0)
+    monkeypatch.setattr("privopt.cli.curve.CHECKPOINT_SETUP_FACTOR", 0.0)
 
 
 def _sweep_with(monkeypatch, action, at: int) -> None:
@@ -631,12 +641,17 @@ def test_first_ctrl_c_finishes_the_point_and_keeps_every_row(
 
 
 def test_a_complete_curve_renames_the_partial_file(tmp_path, capsys, monkeypatch):
+    import privopt.solve
+
     _checkpoint_every_point(monkeypatch)  # every point its own sweep: same answers
+    real, sweeps = privopt.solve.sweep, []
+    monkeypatch.setattr(privopt.solve, "sweep", lambda *a, **k: sweeps.append(1) or real(*a, **k))
     target = tmp_path / "curve.csv"
     code, out, err = run(
         capsys, "curve", SMALL, "--epsilon", "0:2:6", "--notions", "pml,ldp", "--csv", target
     )
     assert code == 0, err
+    assert len(sweeps) == 12  # one sweep a point: the checkpoints took effect
     assert leftovers(tmp_path, {"curve.csv"}) == []
     with open(target, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))

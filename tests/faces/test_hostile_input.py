@@ -415,11 +415,12 @@ def test_verified_levels_stay_within_the_stated_tolerance():
 
 def test_a_memory_error_the_estimate_missed_is_a_plain_message(monkeypatch, capsys):
     import privopt.cli as cli
+    import privopt.cli.solve
 
     def exhausted(args):
         raise MemoryError
 
-    monkeypatch.setattr(cli, "cmd_solve", exhausted)
+    monkeypatch.setattr(privopt.cli.solve, "cmd_solve", exhausted)
     parser_default = cli.build_parser().parse_args(["solve"]).func
     assert parser_default is exhausted
     code = main(["solve", "--json"])

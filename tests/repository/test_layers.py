@@ -56,7 +56,7 @@ EXCEPTIONS = {
     # ``pandas.DataFrame.plot`` does), never at import time
     ("privopt.solve.results", "privopt.plotting"),
     # ``privopt --version`` reads the package's ``__version__``
-    ("privopt.cli", "privopt"),
+    ("privopt.cli.parser", "privopt"),
 }
 
 
