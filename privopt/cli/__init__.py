@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 from privopt.errors import InfeasibleError, InputError, PrivoptError
 
-from ._common import EXIT_REFERENCE_MISMATCH, PLOT_FORMATS, _memory_bound
+from ._common import EXIT_REFERENCE_MISMATCH, PLOT_FORMATS, _memory_bound, _started
 from ._output import _note, _print_json
 from .curve import CHECKPOINT_SECONDS, CHECKPOINT_SETUP_FACTOR, MAX_CURVE_POINTS
 from .demo import DEMO_FIGURE
@@ -96,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 solved, 1 infeasible, 2 bad input, 3 solver failure or unexpected error,
         4 the answer contradicts ``[reference]``, 130 interrupted (Ctrl-C).
     """
+    _started()
     parser = build_parser()
     try:
         args = parser.parse_args(_join_negative_ranges(sys.argv[1:] if argv is None else argv))

@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 
 from privopt._io import check_output_path, same_output
 from privopt.errors import InputError
@@ -207,11 +208,40 @@ def _reference_exit(spec: ProblemSpec, checks: list[dict], code: int) -> int:
     return EXIT_REFERENCE_MISMATCH
 
 
+#: When the running command started (``time.perf_counter()``), set by :func:`privopt.cli.main`:
+#: a time limit covers the whole command (reading the file, building a map's metric), not only
+#: the solve.
+COMMAND_START: list[float] = []
+
+
+def _started() -> None:
+    """Note that a command starts now."""
+    COMMAND_START[:] = [time.perf_counter()]
+
+
 def _deadline(option: float | None, from_file: float | None) -> Deadline:
-    """The deadline of a command: ``--time-limit``, else the file's ``[solver] time_limit``."""
+    """The deadline of a command: ``--time-limit``, else the file's ``[solver] time_limit``,
+    counted from the command's start."""
     from privopt.methods.base import Deadline
 
-    return Deadline(option if option is not None else from_file)
+    limit = option if option is not None else from_file
+    return Deadline(limit, since=COMMAND_START[0] if COMMAND_START else None)
+
+
+def _time_left_of(limit: float | None) -> float | None:
+    """The seconds left of a limit counted from the command's start (``None``: no limit).
+
+    Parameters
+    ----------
+    limit : float or None
+
+    Returns
+    -------
+    float or None
+    """
+    if limit is None or not COMMAND_START:
+        return limit
+    return _deadline(limit, None).remaining() if limit <= 1e9 else limit
 
 
 @contextlib.contextmanager

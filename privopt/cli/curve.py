@@ -80,17 +80,18 @@ def cmd_curve(args: argparse.Namespace) -> int:
         mode, option, text = "epsilon", "--epsilon", args.epsilon
     else:
         mode, option, text = "max_distortion", "--max-distortion", args.max_distortion
+    unit = getattr(args, "unit", "nats")
     if banded and text.count(":") == 1:
-        return _curve_banded(args, spec, mode, option, _parse_span(text, option))
+        span = _parse_span(text, option)
+        return _curve_banded(args, spec, mode, option, _levels_in_nats(span, mode, unit))
     if args.max_points is None:
         args.max_points = MAX_CURVE_POINTS
-    points = _parse_range(text, option, args.max_points)
+    points = _levels_in_nats(_parse_range(text, option, args.max_points), mode, unit)
     if banded:
         return _curve_banded(args, spec, mode, option, points)
     notions = _curve_notions(args, spec)
     _check_point_count(len(points), len(notions), args.max_points, option)
     _check_outputs(args)
-    unit = getattr(args, "unit", "nats")
     curves = _sweep_streamed(args, spec, notions, mode, points, unit)
     records = _curve_records(curves)
     if args.plot:  # the figure in the unit of the table (--unit)
@@ -159,6 +160,27 @@ def _curve_exit(path: str, records: list[dict]) -> int:
     if _note_time_limit(path, records):
         code = 3
     return code
+
+
+def _levels_in_nats(values, mode: str, unit: str):
+    """``--epsilon`` levels given in ``--unit`` as nats (budgets, and nats, as they are).
+
+    Parameters
+    ----------
+    values : sequence of float
+    mode : {"epsilon", "max_distortion"}
+    unit : {"nats", "bits"}
+
+    Returns
+    -------
+    list or tuple of float
+        The same kind of sequence as ``values``.
+    """
+    if mode != "epsilon" or unit == "nats":
+        return values
+    from privopt.solve.units import to_nats
+
+    return type(values)(to_nats(v, unit) for v in values)
 
 
 def _parse_range(text: str, option: str, max_points: int = MAX_CURVE_POINTS) -> list[float]:
@@ -489,7 +511,10 @@ def _curve_banded(args: argparse.Namespace, spec, mode: str, option: str, given)
     if args.band is not None:
         tolerance = {"band": _parse_band(args.band, "--band")}
     else:
-        tolerance = {"band_abs": _parse_band(args.band_abs, "--band-abs")}
+        band_abs = _parse_band(args.band_abs, "--band-abs")
+        if mode == "max_distortion":  # a budget curve's band is on levels, in --unit
+            band_abs = _levels_in_nats([band_abs], "epsilon", getattr(args, "unit", "nats"))[0]
+        tolerance = {"band_abs": band_abs}
     notions = _curve_notions(args, spec)
     points = _band_points(args, mode, option, given, len(notions))
     _check_outputs(args)

@@ -71,7 +71,8 @@ def _unit_option(p: argparse.ArgumentParser) -> None:
         "--unit",
         choices=("nats", "bits"),
         default="nats",
-        help="unit of the levels shown (default nats; the file's levels are always nats)",
+        help="unit of the levels shown and of --epsilon (default nats; the levels in a file "
+        "are always in nats)",
     )
 
 

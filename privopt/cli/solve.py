@@ -7,6 +7,7 @@ import argparse
 import csv
 import math
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ._common import (
     _plotting,
     _reference_exit,
     _solve_progress,
+    _time_left_of,
     check_reference,
     load_problem,
 )
@@ -138,19 +140,27 @@ def _write_outputs(args: argparse.Namespace, spec: ProblemSpec, out: dict, resul
 def _solve_spec(
     spec: ProblemSpec, solver: str | None, time_limit: float | None = None
 ) -> tuple[dict, list[dict], Any]:
-    """Solve the file's request: (JSON object, reference checks, the raw result)."""
+    """Solve the file's request: (JSON object, reference checks, the raw result).
+
+    The time limit (``time_limit``, else the file's) counts from the command's start; a
+    run that reaches it says so with the limit asked for."""
+    limit = time_limit if time_limit is not None else spec.time_limit
     status = _solve_progress()
     try:
         with _about(spec.path):
             result = spec.solve(
                 solver=solver,
                 raise_on_infeasible=False,
-                time_limit=time_limit,
+                time_limit=_time_left_of(limit),
                 on_progress=status,
             )
     finally:
         if status is not None:
             status.close()
+    if result.status == "time_limit" and limit is not None and result.message:
+        result.message = re.sub(
+            r"time limit of \S+ s", f"time limit of {limit:g} s", result.message, count=1
+        )
     out = result.to_dict()
     out["file"] = spec.path
     if spec.title:

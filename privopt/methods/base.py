@@ -112,13 +112,16 @@ class Deadline:
     Parameters
     ----------
     seconds : float or None
-        The time allowed from now, ``≥ 0`` (0: already passed); ``None``, ``inf`` or more
-        than :data:`NO_LIMIT_BEYOND` for no limit.
+        The time allowed from ``since``, ``≥ 0`` (0: already passed); ``None``, ``inf`` or
+        more than :data:`NO_LIMIT_BEYOND` for no limit.
+    since : float, optional
+        When the time started (a ``time.perf_counter()`` value; default now): e.g. the start
+        of a command whose limit covers reading its files too.
     """
 
-    def __init__(self, seconds: float | None = None) -> None:
+    def __init__(self, seconds: float | None = None, since: float | None = None) -> None:
         self.seconds = seconds
-        self.start = time.perf_counter()
+        self.start = time.perf_counter() if since is None else float(since)
         limited = seconds is not None and seconds <= NO_LIMIT_BEYOND  # no float(10**400)
         self.end = self.start + max(float(seconds), 0.0) if limited else math.inf
 

@@ -222,7 +222,7 @@ def test_solve_without_file_is_the_demo_problem(capsys, tmp_path, monkeypatch):
 
 
 def test_curve_figure_follows_unit_bits(tmp_path, capsys, monkeypatch):
-    """``--unit bits --plot``: the figure is drawn in the table's unit (bits)."""
+    """``--unit bits --plot``: the points are given and the figure drawn in bits."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -255,9 +255,11 @@ def test_curve_figure_follows_unit_bits(tmp_path, capsys, monkeypatch):
     ax = fig.axes[0]
     assert "(bits)" in ax.get_xlabel()
     (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == "curve:dp"]
-    nats = np.linspace(0.5, 2, 4)
-    np.testing.assert_allclose(line.get_xdata(), nats / math.log(2))
-    np.testing.assert_allclose([r["requested_epsilon"] for r in records], nats / math.log(2))
+    bits = np.linspace(0.5, 2, 4)
+    np.testing.assert_allclose(line.get_xdata(), bits)
+    np.testing.assert_allclose([r["requested_epsilon"] for r in records], bits)
+    levels = [r["epsilon"] for r in records]  # each point's level, at most its own
+    assert all(lv <= b + 1e-9 for lv, b in zip(levels, bits, strict=True))
 
 
 def test_demo_writes_its_figure(tmp_path, capsys):
@@ -763,3 +765,47 @@ def test_max_memory_rejects_a_size_it_cannot_read(capsys, size):
     )
     assert code == 2
     assert "--max-memory" in err
+
+
+# --- levels in bits and limits counted from the command's start -------------------------------
+def _ternary_pml(tmp_path) -> Path:
+    path = tmp_path / "ternary.toml"
+    path.write_text(
+        '[prior]\nprobs = [0.5, 0.3, 0.2]\n[distortion]\nkind = "hamming"\n'
+        '[privacy]\nnotion = "pml"\nepsilon = 1.0\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_curve_levels_are_given_in_the_unit_of_the_table(capsys, tmp_path):
+    """``--unit bits``: the --epsilon range is in bits, as po.sweep(unit="bits") takes it."""
+    path = _ternary_pml(tmp_path)
+    code, records, _ = run_json(capsys, "curve", path, "--epsilon", "0.5:1.5:3", "--unit", "bits")
+    assert code == 0
+    assert [r["requested_epsilon"] for r in records] == pytest.approx([0.5, 1.0, 1.5])
+    import privopt as po
+
+    want = po.sweep([0.5, 0.3, 0.2], "hamming", "pml", epsilons=[0.5, 1.0, 1.5], unit="bits")
+    assert [r["distortion"] for r in records] == pytest.approx(want.column("distortion"), abs=1e-9)
+    assert all(r["epsilon"] <= r["requested_epsilon"] + 1e-9 for r in records)
+
+
+def test_a_time_limit_counts_from_the_start_of_the_command(capsys, tmp_path, monkeypatch):
+    """A command that started 5 s ago with --time-limit 2 has no time left for its solve:
+    exit 3 with status time_limit."""
+    import time
+
+    from privopt.cli import _common
+
+    def started_five_seconds_ago() -> None:
+        _common.COMMAND_START[:] = [time.perf_counter() - 5.0]
+
+    monkeypatch.setattr("privopt.cli._started", started_five_seconds_ago)
+    started_five_seconds_ago()
+    assert _common._time_left_of(2.0) == 0.0 and _common._time_left_of(None) is None
+    assert _common._time_left_of(10.0) <= 5.0
+    code, out, err = run(capsys, "solve", _ternary_pml(tmp_path), "--time-limit", "2", "--json")
+    assert code == 3
+    result = json.loads(out)
+    assert result["status"] == "time_limit"
