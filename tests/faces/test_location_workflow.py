@@ -430,6 +430,23 @@ def test_places_file_solves_and_prints_the_comparison(tmp_path, capsys):
         assert row["metric_level"] <= 2.0 * (1 + 1e-7)
 
 
+def test_the_laplace_comparison_is_left_out_beyond_the_time_limit(tmp_path, capsys, monkeypatch):
+    """The comparison is an extra beside the answer: a run stopped by its limit (block-ipm
+    stopped after a few iterations, with its best feasible mechanism) does not spend more
+    time on it (a 20 × 20 map took 3 s more)."""
+    from tests.methods.test_block_ipm import stop_block_ipm_after
+
+    stop_block_ipm_after(monkeypatch, iterations=6)
+    path = ROOT / "problems" / "location_checkins.toml"
+    status, out, err = cli(
+        capsys, "solve", path, "--json", "--solver", "block-ipm", "--time-limit", "600"
+    )
+    data = json.loads(out)
+    assert status == 3 and data["status"] == "time_limit", err
+    assert data["mechanism"] is not None  # an answer, so a comparison could have been made
+    assert set(data["laplace_comparison"]) == {"skipped"}
+
+
 def test_library_location_file_human_report_plot_and_cell(tmp_path, capsys):
     path = ROOT / "problems" / "location_checkins.toml"
     figure = tmp_path / "map.png"
