@@ -63,7 +63,7 @@ def _first_non_number(values, depth: int = 0):
     return None
 
 
-def as_real_array(values, field: str, ndim: int) -> np.ndarray:
+def as_real_array(values, field: str, ndim: int, copy: bool = True) -> np.ndarray:
     """Convert ``values`` to a float array of ``ndim`` dimensions, finite, or raise (strings
     and booleans are not numbers here, even where numpy would read them as such).
 
@@ -75,11 +75,15 @@ def as_real_array(values, field: str, ndim: int) -> np.ndarray:
         The key named in error messages (e.g. ``"prior.probs"``).
     ndim : int
         The number of dimensions required (1 or 2).
+    copy : bool
+        ``False``: a float array of the right shape is kept as it is (for the builders that
+        made it and hand it over, e.g. a map's distances: no second ``k × k`` copy).
 
     Returns
     -------
     numpy.ndarray
-        A new float array of ``ndim`` dimensions, non-empty, every entry finite.
+        A float array of ``ndim`` dimensions (new unless ``copy=False``), non-empty, every
+        entry finite.
 
     Raises
     ------
@@ -90,7 +94,7 @@ def as_real_array(values, field: str, ndim: int) -> np.ndarray:
     """
     _refuse_non_numbers(values, field, ndim)
     try:
-        array = np.array(values, dtype=float)
+        array = np.array(values, dtype=float, copy=True if copy else None)
     except OverflowError:
         raise InputError(
             "an entry is too large to compute with (above ~1.8e308): every entry must be a "

@@ -48,6 +48,9 @@ class Distortion:
     kind : str
         Informational: how the matrix was made (one of :data:`DISTORTION_KINDS`; default
         ``"matrix"``).
+    copy : bool
+        ``False``: a float matrix is kept as it is instead of copied (for the builders that
+        made it, e.g. a map's distances; the caller must not change it afterwards).
     **params
         Structure kept in :attr:`params` for the fast paths (:meth:`database_hamming` gives
         ``m``, ``n``, ``n_inputs``, ``n_outputs`` and ``database=True``). With
@@ -66,10 +69,12 @@ class Distortion:
         matrix: ArrayLike | None,
         output_labels: Sequence | None = None,
         kind: str = "matrix",
+        *,
+        copy: bool = True,
         **params: Any,
     ) -> None:
         if matrix is not None:
-            matrix = as_real_array(matrix, "distortion.matrix", ndim=2)
+            matrix = as_real_array(matrix, "distortion.matrix", ndim=2, copy=copy)
             check_nonnegative(matrix, "distortion.matrix")
             self.__dict__["matrix"] = matrix
             n_out = matrix.shape[1]

@@ -570,7 +570,10 @@ class _LocationMap:
             d = self.metric(norm).matrix
         else:
             d = pairwise_distances(secrets, outputs, norm, self.field)
-        return Distortion(d**power, output_labels=self.output_labels)
+        if power != 1.0:
+            d = d**power
+        # d is this call's own array (the metric built here is not kept): no second copy
+        return Distortion(d, output_labels=self.output_labels, copy=False)
 
     @property
     def labels(self) -> list[str]:

@@ -476,6 +476,29 @@ class Metric:
     def __repr__(self) -> str:
         return f"Metric(size={self.size}, kind={self.kind!r})"
 
+    def pairs_found_directly(self, spanner: float | None = None) -> bool:
+        """Whether the constraint pairs (or the ``spanner``-spanner's edges) come from the
+        metric's own structure, without a search over every pair: a graph metric's edges, or
+        the 8-neighbour spanner of a full lattice (``spanner`` ≥ ``KING_STRETCH``).
+
+        Parameters
+        ----------
+        spanner : float, optional
+            The stretch asked for, if any.
+
+        Returns
+        -------
+        bool
+        """
+        stretch = 1.0 if spanner is None else float(spanner)
+        if self._edges is not None:
+            return stretch <= 1.0
+        if self._lattice is not None:
+            rows, cols, cells = self._lattice
+            full = cells.size == rows * cols
+            return full and stretch >= KING_STRETCH * (1 + METRIC_TOLERANCE)
+        return False
+
     @cached_property
     def pairs(self) -> MetricPairs:
         """The constraint pairs (both orders) with their distances (module docstring).

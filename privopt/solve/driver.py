@@ -193,14 +193,14 @@ def scaled_request(request: DesignRequest) -> tuple[DesignRequest, float]:
     for extra, budget in request.extra_distortions:
         s = distortion_scale(extra)
         if s != 1.0:
-            extra = Distortion(extra.matrix / s, extra.output_labels, extra.kind)
+            extra = Distortion(extra.matrix / s, extra.output_labels, extra.kind, copy=False)
         extras.append((extra, budget / s))
     if scale == 1.0 and tuple(extras) == tuple(request.extra_distortions):
         return request, 1.0
     d = request.distortion
     scaled = dataclasses.replace(
         request,
-        distortion=Distortion(d.matrix / scale, d.output_labels, d.kind),
+        distortion=Distortion(d.matrix / scale, d.output_labels, d.kind, copy=False),
         max_distortion=None if request.max_distortion is None else request.max_distortion / scale,
         extra_distortions=tuple(extras),
     )

@@ -113,7 +113,11 @@ def _no_method(request: DesignRequest, limit: float) -> InputError:
     fitting = [m for m in METHODS.values() if m.unsupported(request) is None]
     size = ""
     if fitting:
-        cheapest = min(m.memory_bytes(request) for m in fitting)
+        # the lower bounds first: their search for metric privacy's pairs is what a request
+        # far too large must not pay for
+        cheapest = min(m.memory_bytes(request, exact=False) for m in fitting)
+        if cheapest <= limit:
+            cheapest = min(m.memory_bytes(request) for m in fitting)
         size = (
             f" needs about {format_bytes(cheapest)} with the cheapest method that applies, "
             f"above the memory bound of {format_bytes(limit)};"
@@ -163,6 +167,11 @@ def _default_cvxpy_chain(request: DesignRequest) -> tuple[str, ...]:
     return CVXPY_CHAINS["exponential_cone"]
 
 
+#: From this many mechanism entries a request that no method takes within the memory bound is
+#: refused before its distortion is rescaled (a copy of ``8·entries`` bytes).
+EARLY_REFUSAL_ENTRIES = 2**24
+
+
 def choose_methods(
     request: DesignRequest,
     solver: str | Sequence[str] | None = None,
@@ -196,10 +205,19 @@ def choose_methods(
     """
     from privopt.solve.driver import scaled_request
 
+    limit = max_memory() if max_memory_bytes is None else max_memory_bytes
+    if request.entries >= EARLY_REFUSAL_ENTRIES and all(
+        m.memory_bytes(request, exact=False) > limit or m.unsupported(request) is not None
+        for m in METHODS.values()
+    ):
+        # no method takes it within the bound (lower bounds: no pair is searched for):
+        # refused before the rescaled copy of the distortion below is made (1.7 GB on a
+        # 120 × 120 map). Whether a method applies depends on the distortion's structure,
+        # not its unit, except for rescaled shortcuts that do not matter at this size.
+        raise _no_method(request, limit)
     # the methods see the distortion as the driver hands it over (largest entry in [1, 2)):
     # which of them applies must not depend on the unit of d either
     request = scaled_request(request)[0]
-    limit = max_memory() if max_memory_bytes is None else max_memory_bytes
     if solver is None:
         fast = [
             m

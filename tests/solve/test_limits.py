@@ -407,3 +407,27 @@ def test_a_chunk_stopped_by_the_limit_leaves_no_other_chunk_running(monkeypatch)
     with pytest.raises(TimeLimitReached):
         dense_inverse.for_chunks(task, 8, 1e9)
     assert ended == [4]  # ended before the error was handed back
+
+
+def test_a_request_no_method_takes_is_refused_before_its_distortion_is_copied(monkeypatch):
+    """Above EARLY_REFUSAL_ENTRIES a request beyond the bound for every method is refused
+    before the rescaled copy of its distortion (141 MB here) is made."""
+    import tracemalloc
+
+    from privopt.request import prepare_request
+    from privopt.solve.selection import EARLY_REFUSAL_ENTRIES, choose_methods
+
+    k = 4200
+    assert k * k >= EARLY_REFUSAL_ENTRIES
+    p = np.random.default_rng(0).dirichlet(np.ones(k))
+    d = np.random.default_rng(1).uniform(1.0, 300.0, (k, k))  # rescaled by 256 if copied
+    request = prepare_request(p, d, "pml", epsilon=1.0)
+    del d
+    tracemalloc.start()
+    try:
+        with pytest.raises(po.InputError):
+            choose_methods(request, None, max_memory_bytes=64 * 2**20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20

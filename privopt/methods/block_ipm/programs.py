@@ -67,6 +67,10 @@ def _pairs_on_support(relation, support: np.ndarray):
 #: Most inputs for which the band kernel is considered (its factors hold ``2 b`` numbers per
 #: variable and column; far beyond, every estimate exceeds any memory bound).
 MAX_BAND_INPUTS = 2**16
+#: Beyond this many inputs the band kernel is considered for metric privacy only when the
+#: constraint pairs come from the metric's structure (a graph's edges, a lattice's 8-neighbour
+#: spanner), never from a search over all pairs.
+MAX_SEARCHED_INPUTS = 1024
 
 
 def pair_kernel(
@@ -123,6 +127,15 @@ def band_width(request: DesignRequest) -> int | None:
     if request.notion.name == "metric_dp":
         from privopt.notions.metric_dp import constraint_pairs
 
+        metric = request.options["metric"]
+        spanner = request.options.get("spanner")
+        if request.prior.n_inputs > MAX_SEARCHED_INPUTS and not metric.pairs_found_directly(
+            spanner
+        ):
+            # the pairs would be searched for over every pair of a large map (a 120 × 120
+            # exact map: 62 million visible pairs, 12 GB, before any refusal); such pairs
+            # reach across the map, far too wide for a band anyway
+            return None
         relation = constraint_pairs(dict(request.options), request.prior.secret_support)
     elif request.neighbors is not None:
         relation = request.neighbors
