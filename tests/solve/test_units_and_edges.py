@@ -206,8 +206,8 @@ def test_sweep_notions_serial_for_one_figure(tmp_path):
 
 
 def test_curve_in_bits(tmp_path, capsys):
-    """``privopt curve --unit bits``: levels in bits in the text, JSON and CSV (points are
-    given in nats, as everywhere on the command line)."""
+    """``privopt curve --unit bits``: the points given in bits, the levels in bits in the
+    text, JSON and CSV (as ``po.sweep(..., unit="bits")``)."""
     import csv as csv_module
     import json as json_module
     import math
@@ -216,7 +216,7 @@ def test_curve_in_bits(tmp_path, capsys):
     from privopt.cli import main as cli_main
 
     path = Path(__file__).resolve().parents[2] / "problems" / "pml_uniform_ternary.toml"
-    grid = f"0:{math.log(4)!r}:3"  # 0, ln 2, ln 4 nats = 0, 1, 2 bits
+    grid = "0:2:3"  # 0, 1, 2 bits = 0, ln 2, ln 4 nats
     assert cli_main(["curve", str(path), "--epsilon", grid, "--unit", "bits", "--json"]) == 0
     records = json_module.loads(capsys.readouterr().out)
     assert [r["unit"] for r in records] == ["bits"] * 3
@@ -232,9 +232,11 @@ def test_curve_in_bits(tmp_path, capsys):
     rows = list(csv_module.DictReader(out_csv.open()))
     assert [row["unit"] for row in rows] == ["bits"] * 3
     assert float(rows[1]["epsilon"]) == pytest.approx(1.0, abs=1e-8)
-    assert cli_main(["curve", str(path), "--epsilon", grid, "--json"]) == 0
+    nats_grid = f"0:{math.log(4)!r}:3"  # without --unit the same points are given in nats
+    assert cli_main(["curve", str(path), "--epsilon", nats_grid, "--json"]) == 0
     nats = json_module.loads(capsys.readouterr().out)
     assert "unit" not in nats[1] and nats[1]["epsilon"] == pytest.approx(math.log(2), abs=1e-8)
+    assert nats[2]["distortion"] == pytest.approx(records[2]["distortion"], abs=1e-9)
 
 
 def test_the_package_namespace_is_its_public_names():
