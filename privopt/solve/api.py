@@ -176,7 +176,6 @@ def solve_problem(
     time_limit: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     solver_options: dict | None = None,
-    warm_start: bool = False,
     max_memory: float | str | None = None,
 ) -> DesignResult:
     """Solve a built :class:`~privopt.methods.cvxpy_program.PrivacyProblem`, with any
@@ -190,8 +189,6 @@ def solve_problem(
         As in :func:`design`. With added constraints only the cvxpy methods apply.
     tol, raise_on_infeasible, time_limit, on_progress, solver_options, max_memory
         As in :func:`design`.
-    warm_start : bool
-        Accepted for compatibility; the program is always re-solved warm when it can be.
 
     Returns
     -------
