@@ -151,6 +151,35 @@ def parse_location_csv(
             f"coordinates are 'latlon' (degrees) or 'xy' (planar), got {coordinates!r}",
             "coordinates",
         )
+    rows = _rows(text, source)
+    header = _Header(rows[0][1], columns)
+    data = rows[1:] if header.present else rows
+    if not data:
+        raise InputError("the file holds a header but no rows of data", source, "missing_value")
+    if columns is not None:
+        chosen = _given_columns(header, columns, coordinates)
+    elif header.present:
+        chosen = _named_columns(header, coordinates)
+    else:
+        chosen = _unnamed_columns(coordinates)
+    first, second, roles, coordinates, weight_col, label_col = chosen
+
+    points = np.empty((len(data), 2))
+    weights = None if weight_col is None else np.empty(len(data))
+    labels = None if label_col is None else []
+    lines = np.array([number for number, _ in data], dtype=np.int64)
+    for row_index, (number, cells) in enumerate(data):
+        for slot, col, role in ((0, first, roles[0]), (1, second, roles[1])):
+            points[row_index, slot] = _coordinate(cells, col, role, number, source)
+        if weights is not None:
+            weights[row_index] = _weight(cells, weight_col, number, source)
+        if labels is not None:
+            labels.append(cells[label_col] if label_col < len(cells) else "")
+    return LocationTable(points, coordinates, weights, labels, lines, source)
+
+
+def _rows(text: str, source: str) -> list[tuple[int, list[str]]]:
+    """The file's non-empty, non-comment lines as (line number, stripped cells)."""
     numbered = [
         (number, line)
         for number, line in enumerate(text.splitlines(), 1)
@@ -160,141 +189,149 @@ def parse_location_csv(
         raise InputError("the file holds no rows", source, code="missing_value")
     delimiter = _delimiter(numbered[0][1])
     try:
-        rows = [
+        return [
             (number, [cell.strip() for cell in _cells(line, delimiter)])
             for number, line in numbered
         ]
     except (csv.Error, StopIteration) as exc:
         raise InputError(f"not a CSV file: {exc}", source) from None
 
-    header_row = rows[0][1]
-    lowered = [cell.lower() for cell in header_row]
-    known = {alias for names in COLUMN_NAMES.values() for alias in names}
-    wanted_names = [c for c in (columns or ()) if isinstance(c, str)]
-    has_header = any(cell in known for cell in lowered) or any(
-        c.lower() in lowered for c in wanted_names
-    )
-    data = rows[1:] if has_header else rows
-    if not data:
-        raise InputError("the file holds a header but no rows of data", source, "missing_value")
 
-    def find(role: str) -> int | None:
+class _Header:
+    """The first row, read as a header when it names a known column or a given one."""
+
+    def __init__(self, first_row: list[str], columns: tuple[Any, ...] | None):
+        self.row = first_row
+        self.lowered = [cell.lower() for cell in first_row]
+        known = {alias for names in COLUMN_NAMES.values() for alias in names}
+        wanted = [c for c in (columns or ()) if isinstance(c, str)]
+        self.present = any(cell in known for cell in self.lowered) or any(
+            c.lower() in self.lowered for c in wanted
+        )
+
+    def find(self, role: str) -> int | None:
+        """The column of a role (its first known name in the header), if any."""
         for alias in COLUMN_NAMES[role]:
-            if alias in lowered:
-                return lowered.index(alias)
+            if alias in self.lowered:
+                return self.lowered.index(alias)
         return None
 
-    def resolve(column) -> int:
+    def resolve(self, column: Any) -> int:
+        """A column given by name or 0-based index."""
         if isinstance(column, str):
-            if not has_header or column.lower() not in lowered:
+            if not self.present or column.lower() not in self.lowered:
                 raise InputError(
-                    f"no column named {column!r} (the header is {header_row})", "columns"
+                    f"no column named {column!r} (the header is {self.row})", "columns"
                 )
-            return lowered.index(column.lower())
+            return self.lowered.index(column.lower())
         if isinstance(column, bool) or not isinstance(column, (int, np.integer)) or column < 0:
             raise InputError(f"columns are 0-based indices or names, got {column!r}", "columns")
         return int(column)
 
-    weight_col = label_col = None
-    if columns is not None:
-        if not isinstance(columns, (tuple, list)) or len(columns) not in (2, 3):
-            raise InputError(
-                "columns are (first, second) or (first, second, weight): indices or names",
-                "columns",
-            )
-        first, second = resolve(columns[0]), resolve(columns[1])
-        if len(columns) == 3:
-            weight_col = resolve(columns[2])
-        if coordinates is None and has_header:
-            pair = tuple(lowered[i] if i < len(lowered) else "" for i in (first, second))
-            if pair[0] in COLUMN_NAMES["latitude"] and pair[1] in COLUMN_NAMES["longitude"]:
-                coordinates = "latlon"
-            elif pair == ("x", "y"):
-                coordinates = "xy"
-        if coordinates is None:
-            raise InputError(
-                "say what the coordinate columns hold: coordinates = 'latlon' (latitude, "
-                "longitude in degrees) or 'xy' (planar)",
-                "coordinates",
-            )
-        roles = ("latitude", "longitude") if coordinates == "latlon" else ("x", "y")
-    elif has_header:
-        lat, lon, x, y = find("latitude"), find("longitude"), find("x"), find("y")
-        if lat is not None and lon is not None and coordinates != "xy":
-            first, second, roles, coordinates = lat, lon, ("latitude", "longitude"), "latlon"
-        elif x is not None and y is not None and coordinates != "latlon":
-            first, second, roles, coordinates = x, y, ("x", "y"), "xy"
-        else:
-            want = (
-                "latitude and longitude"
-                if coordinates == "latlon"
-                else ("x and y" if coordinates == "xy" else "latitude and longitude, or x and y")
-            )
-            raise InputError(
-                f"the header {header_row} names no {want} columns (or give columns=)",
-                "columns",
-            )
-        weight_col, label_col = find("weight"), find("label")
-    else:
-        if coordinates is None:
-            raise InputError(
-                "the file has no header: say what the first two columns hold, coordinates = "
-                "'latlon' (latitude, longitude in degrees) or 'xy' (planar), or add a header "
-                "such as lat,lon",
-                "coordinates",
-            )
-        first, second = 0, 1
-        roles = ("latitude", "longitude") if coordinates == "latlon" else ("x", "y")
 
-    points = np.empty((len(data), 2))
-    weights = None if weight_col is None else np.empty(len(data))
-    labels = None if label_col is None else []
-    lines = np.array([number for number, _ in data], dtype=np.int64)
-    wanted = [(0, first, roles[0]), (1, second, roles[1])]
-    for row_index, (number, cells) in enumerate(data):
-        for slot, col, role in wanted:
-            at = f"{source}[line {number}].{role}"
-            if col >= len(cells) or cells[col] == "":
-                raise InputError(
-                    f"line {number} has no {role} value (column {col + 1})", at, "missing_value"
-                )
-            value = _number(cells[col])
-            if value is None:
-                raise InputError(
-                    f"line {number}: the {role} {cells[col]!r} is not a finite number",
-                    at,
-                    "not_a_number",
-                )
-            if role == "latitude" and abs(value) > 90:
-                raise InputError(
-                    f"line {number}: latitude {value:g} lies outside [-90, 90] degrees (are the "
-                    "columns swapped?)",
-                    at,
-                    "latitude_range",
-                )
-            if role == "longitude" and abs(value) > 180:
-                raise InputError(
-                    f"line {number}: longitude {value:g} lies outside [-180, 180] degrees",
-                    at,
-                    "longitude_range",
-                )
-            points[row_index, slot] = value
-        if weights is not None:
-            at = f"{source}[line {number}].weight"
-            if weight_col >= len(cells) or cells[weight_col] == "":
-                raise InputError(f"line {number} has no weight", at, "missing_value")
-            value = _number(cells[weight_col])
-            if value is None:
-                raise InputError(
-                    f"line {number}: the weight {cells[weight_col]!r} is not a finite number",
-                    at,
-                    "not_a_number",
-                )
-            if value < 0:
-                raise InputError(
-                    f"line {number}: the weight {value:g} is negative", at, "negative_weight"
-                )
-            weights[row_index] = value
-        if labels is not None:
-            labels.append(cells[label_col] if label_col < len(cells) else "")
-    return LocationTable(points, coordinates, weights, labels, lines, source)
+def _roles(coordinates: str) -> tuple[str, str]:
+    return ("latitude", "longitude") if coordinates == "latlon" else ("x", "y")
+
+
+def _given_columns(header: _Header, columns: Any, coordinates: str | None) -> tuple:
+    """``columns=(first, second[, weight])``, and the coordinates they hold."""
+    if not isinstance(columns, (tuple, list)) or len(columns) not in (2, 3):
+        raise InputError(
+            "columns are (first, second) or (first, second, weight): indices or names",
+            "columns",
+        )
+    first, second = header.resolve(columns[0]), header.resolve(columns[1])
+    weight_col = header.resolve(columns[2]) if len(columns) == 3 else None
+    if coordinates is None and header.present:
+        pair = tuple(header.lowered[i] if i < len(header.lowered) else "" for i in (first, second))
+        if pair[0] in COLUMN_NAMES["latitude"] and pair[1] in COLUMN_NAMES["longitude"]:
+            coordinates = "latlon"
+        elif pair == ("x", "y"):
+            coordinates = "xy"
+    if coordinates is None:
+        raise InputError(
+            "say what the coordinate columns hold: coordinates = 'latlon' (latitude, "
+            "longitude in degrees) or 'xy' (planar)",
+            "coordinates",
+        )
+    return first, second, _roles(coordinates), coordinates, weight_col, None
+
+
+def _named_columns(header: _Header, coordinates: str | None) -> tuple:
+    """The coordinate, weight and label columns found by their names in the header."""
+    lat, lon = header.find("latitude"), header.find("longitude")
+    x, y = header.find("x"), header.find("y")
+    if lat is not None and lon is not None and coordinates != "xy":
+        first, second, coordinates = lat, lon, "latlon"
+    elif x is not None and y is not None and coordinates != "latlon":
+        first, second, coordinates = x, y, "xy"
+    else:
+        want = {"latlon": "latitude and longitude", "xy": "x and y"}.get(
+            coordinates, "latitude and longitude, or x and y"
+        )
+        raise InputError(
+            f"the header {header.row} names no {want} columns (or give columns=)", "columns"
+        )
+    return (
+        first,
+        second,
+        _roles(coordinates),
+        coordinates,
+        header.find("weight"),
+        header.find("label"),
+    )
+
+
+def _unnamed_columns(coordinates: str | None) -> tuple:
+    """A file without a header: the first two columns, as ``coordinates`` says."""
+    if coordinates is None:
+        raise InputError(
+            "the file has no header: say what the first two columns hold, coordinates = "
+            "'latlon' (latitude, longitude in degrees) or 'xy' (planar), or add a header "
+            "such as lat,lon",
+            "coordinates",
+        )
+    return 0, 1, _roles(coordinates), coordinates, None, None
+
+
+def _coordinate(cells: list[str], col: int, role: str, number: int, source: str) -> float:
+    """One coordinate of a row, checked (a finite number; latitudes and longitudes in range)."""
+    at = f"{source}[line {number}].{role}"
+    if col >= len(cells) or cells[col] == "":
+        raise InputError(
+            f"line {number} has no {role} value (column {col + 1})", at, "missing_value"
+        )
+    value = _number(cells[col])
+    if value is None:
+        raise InputError(
+            f"line {number}: the {role} {cells[col]!r} is not a finite number", at, "not_a_number"
+        )
+    if role == "latitude" and abs(value) > 90:
+        raise InputError(
+            f"line {number}: latitude {value:g} lies outside [-90, 90] degrees (are the "
+            "columns swapped?)",
+            at,
+            "latitude_range",
+        )
+    if role == "longitude" and abs(value) > 180:
+        raise InputError(
+            f"line {number}: longitude {value:g} lies outside [-180, 180] degrees",
+            at,
+            "longitude_range",
+        )
+    return value
+
+
+def _weight(cells: list[str], col: int, number: int, source: str) -> float:
+    """A row's weight, checked (a finite non-negative number)."""
+    at = f"{source}[line {number}].weight"
+    if col >= len(cells) or cells[col] == "":
+        raise InputError(f"line {number} has no weight", at, "missing_value")
+    value = _number(cells[col])
+    if value is None:
+        raise InputError(
+            f"line {number}: the weight {cells[col]!r} is not a finite number", at, "not_a_number"
+        )
+    if value < 0:
+        raise InputError(f"line {number}: the weight {value:g} is negative", at, "negative_weight")
+    return value
