@@ -352,42 +352,9 @@ def sweep(
             max_memory=max_memory,
             **options,
         )
-    if (epsilons is None) == (max_distortions is None):
-        if epsilons is None:  # a misspelt keyword (epsilon=, max_distortion=) is named
-            for key in options:
-                close = close_matches(key, ("epsilons", "max_distortions"))
-                if close:
-                    raise InputError(
-                        f"sweep takes no keyword {key!r}: give the points as epsilons= (levels) "
-                        "or max_distortions= (budgets)",
-                        key,
-                        suggestions=close,
-                    )
-        raise InputError("give exactly one of 'epsilons' and 'max_distortions'", "sweep")
-    mode = "epsilon" if epsilons is not None else "max_distortion"
-    field = "epsilons" if mode == "epsilon" else "max_distortions"
-    raw = epsilons if epsilons is not None else max_distortions
-    if isinstance(raw, (str, bytes)):
-        raise InputError("expected a sequence of numbers, got a string", field)
-    try:
-        values = list(raw)
-    except TypeError:
-        raise InputError(f"expected a sequence of numbers, got {raw!r}", field) from None
-    if not values:
-        raise InputError("no points to sweep", field)
     unit = check_unit(unit)
-    check = check_level if mode == "epsilon" else check_budget
-    # a bad point is recorded with its error and the others are still solved
-    points: list = []
-    for i, v in enumerate(values):
-        try:
-            point = check(v, f"{field}[{i}]")
-            points.append(to_nats(point, unit) if mode == "epsilon" else point)
-        except InputError as exc:
-            points.append(exc)
-    first_ok = next((v for v in points if not isinstance(v, InputError)), None)
-    if first_ok is None:
-        raise points[0]
+    mode, values, points = _sweep_points(epsilons, max_distortions, unit, options)
+    first_ok = next(v for v in points if not isinstance(v, InputError))
     settings = SolveOptions.checked(
         solver=solver,
         tol=tol,
@@ -432,6 +399,45 @@ def sweep(
             for i, r in enumerate(results)
         ]
     return Curve(request.notion.name, mode, records, results, unit=unit)
+
+
+def _sweep_points(epsilons, max_distortions, unit: str, options: dict) -> tuple[str, list, list]:
+    """The mode of a sweep, its points as given, and each point checked (in nats): a bad
+    point is an :class:`InputError` in its place (recorded, the others still solved)."""
+    if (epsilons is None) == (max_distortions is None):
+        if epsilons is None:  # a misspelt keyword (epsilon=, max_distortion=) is named
+            for key in options:
+                close = close_matches(key, ("epsilons", "max_distortions"))
+                if close:
+                    raise InputError(
+                        f"sweep takes no keyword {key!r}: give the points as epsilons= (levels) "
+                        "or max_distortions= (budgets)",
+                        key,
+                        suggestions=close,
+                    )
+        raise InputError("give exactly one of 'epsilons' and 'max_distortions'", "sweep")
+    mode = "epsilon" if epsilons is not None else "max_distortion"
+    field = "epsilons" if mode == "epsilon" else "max_distortions"
+    raw = epsilons if epsilons is not None else max_distortions
+    if isinstance(raw, (str, bytes)):
+        raise InputError("expected a sequence of numbers, got a string", field)
+    try:
+        values = list(raw)
+    except TypeError:
+        raise InputError(f"expected a sequence of numbers, got {raw!r}", field) from None
+    if not values:
+        raise InputError("no points to sweep", field)
+    check = check_level if mode == "epsilon" else check_budget
+    points: list = []
+    for i, v in enumerate(values):
+        try:
+            point = check(v, f"{field}[{i}]")
+            points.append(to_nats(point, unit) if mode == "epsilon" else point)
+        except InputError as exc:
+            points.append(exc)
+    if all(isinstance(v, InputError) for v in points):
+        raise points[0]
+    return mode, values, points
 
 
 def _banded_sweep(

@@ -489,25 +489,39 @@ class LagrangeEvaluator:
 
 
 # --- the evidence of one curve ---------------------------------------------------------------
+#: Relative rounding allowed on the values a convex secant rests on (:func:`_convex_secant_lower`).
+SECANT_ROUNDING = 1e-12
+#: Points closer than this (relative) give no secant (:func:`_convex_secant_lower`).
+SECANT_MIN_SPACING = 1e-9
+
+
 def _convex_secant_lower(
     x: np.ndarray, lower: np.ndarray, upper: np.ndarray, grid: np.ndarray
 ) -> np.ndarray:
     """A lower bound at ``grid`` on a convex ``f`` with ``lower_i ≤ f(x_i) ≤ upper_i`` (``x``
-    increasing): the secants of neighbouring points extended beyond their interval."""
+    increasing): the secants of neighbouring points extended beyond their interval.
+
+    The values carry rounding: each is widened by :data:`SECANT_ROUNDING` of its size, and two
+    points closer than :data:`SECANT_MIN_SPACING` (relative) give no secant (the rounding of
+    their values divided by their spacing would tilt it: two points 1e-17 apart with equal
+    rounded values gave a flat secant above a decreasing ``f``)."""
     out = np.full(grid.shape, -np.inf)
     n = x.size
+    pad = SECANT_ROUNDING * (1.0 + np.maximum(np.abs(lower), np.abs(upper)))
+    low, high = lower - pad, upper + pad
     with np.errstate(invalid="ignore", over="ignore"):
         for i in range(n):
-            if not np.isfinite(lower[i]):
+            if not np.isfinite(low[i]):
                 continue
-            if i > 0 and np.isfinite(upper[i - 1]) and x[i] > x[i - 1]:
-                slope = (lower[i] - upper[i - 1]) / (x[i] - x[i - 1])
-                right = grid >= x[i]
-                out[right] = np.maximum(out[right], lower[i] + slope * (grid[right] - x[i]))
-            if i + 1 < n and np.isfinite(upper[i + 1]) and x[i + 1] > x[i]:
-                slope = (upper[i + 1] - lower[i]) / (x[i + 1] - x[i])
-                left = grid <= x[i]
-                out[left] = np.maximum(out[left], lower[i] + slope * (grid[left] - x[i]))
+            for j in (i - 1, i + 1):
+                if not 0 <= j < n or not np.isfinite(high[j]):
+                    continue
+                spacing = abs(x[i] - x[j])
+                if spacing <= SECANT_MIN_SPACING * max(1.0, abs(x[i])):
+                    continue
+                slope = (low[i] - high[j]) / (x[i] - x[j])
+                beyond = grid >= x[i] if j < i else grid <= x[i]
+                out[beyond] = np.maximum(out[beyond], low[i] + slope * (grid[beyond] - x[i]))
     return out
 
 

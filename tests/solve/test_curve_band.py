@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privopt as po
@@ -92,6 +92,7 @@ def test_budget_envelopes_invert_the_level_ones():
     st.floats(-1.0, 1.0),
     st.floats(0.0, 0.05),
 )
+@example([1.0, 0.05, 0.05000000000000001], 1.0, 0.0, 0.0)  # two points 1e-17 apart
 @settings(max_examples=60, deadline=None)
 def test_convex_secants_never_exceed_a_convex_function(xs, curvature, slope, slack):
     """Secants of neighbouring points, extended beyond their interval, bound a convex
