@@ -62,6 +62,8 @@ from privopt.model import (
 __all__ = [
     "ClosedFormCheck",
     "closed_form_checks",
+    "as_bound",
+    "zero_leakage_checks",
     "RELATIONS",
     "CHECKED_NOTIONS",
     "MAX_DENSE",
@@ -1207,9 +1209,9 @@ def _constant_release_distortion(prior, distortion: Distortion) -> float | None:
 
 
 def _zero_level_checks(
-    prior, distortion: Distortion, notion: str, ans: _Answer
+    prior, distortion: Distortion, notion: str, ans: _Answer, force: bool = False
 ) -> list[ClosedFormCheck]:
-    if notion not in _ZERO_MEANS_INDEPENDENT:
+    if not force and notion not in _ZERO_MEANS_INDEPENDENT:
         return []
     if isinstance(prior, JointPrior) and not _is_function_of_secret(prior):
         return []
@@ -1352,6 +1354,86 @@ def closed_form_checks(
     if not any(c.relation == "equal" and "mechanism" not in c.name for c in checks):
         checks += _zero_level_checks(prior, distortion, notion, ans)
     return checks
+
+
+def as_bound(check: ClosedFormCheck, relation: str, statement: str, source: str, conditions: str):
+    """An ``equal`` check of another notion's optimum re-read as a bound on this one's
+    (e.g. a smaller feasible set can only cost more), evaluated anew.
+
+    Parameters
+    ----------
+    check : ClosedFormCheck
+        A check whose ``expected`` is the other notion's exact optimum.
+    relation : {"at_least", "at_most"}
+        How this notion's answer compares with it.
+    statement, source, conditions : str
+        The new check's texts (its name is the old one with ``_bound`` appended).
+
+    Returns
+    -------
+    ClosedFormCheck
+        The bound, with ``passed`` evaluated on ``check.got`` at ``check.tolerance``.
+    """
+    return _compare(
+        check.name + "_bound",
+        statement,
+        source,
+        relation,
+        conditions,
+        float(check.expected),
+        check.got,
+        check.tolerance,
+    )
+
+
+def zero_leakage_checks(
+    prior,
+    distortion: Distortion,
+    notion: str,
+    mode: str,
+    *,
+    requested: float,
+    level: float | None,
+    expected_distortion: float | None,
+    status: str = "optimal",
+    tol: float = 1e-6,
+) -> list[ClosedFormCheck]:
+    """The zero-leakage checks (the best constant release, [Calmon-Fawaz] Thm 2) for a
+    notion whose level 0 forces the release to be independent of the secret.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+        The problem's prior.
+    distortion : Distortion
+        The problem's distortion.
+    notion : str
+        The notion's name (used in the check's conditions only).
+    mode : {"epsilon", "max_distortion"}
+        As in :func:`closed_form_checks`.
+    requested : float
+        ε, or the distortion budget.
+    level, expected_distortion : float or None
+        The answer's level and expected distortion.
+    status : str
+        The answer's status.
+    tol : float
+        Relative tolerance.
+
+    Returns
+    -------
+    list of ClosedFormCheck
+        Empty unless ε = 0 (or the budget reaches the constant release's distortion) and the
+        secret is the input or ``Y = f(S)``.
+    """
+    requested = float(requested)
+    if not math.isfinite(requested) or requested < 0:
+        return []
+    value = expected_distortion if mode == "epsilon" else level
+    if status == "infeasible":
+        value = None
+    ans = _Answer(mode, requested, value, status, None, None, float(tol))
+    return _zero_level_checks(prior, distortion, notion, ans, force=True)
 
 
 def _view_checks(view: _HammingView, notion: str, neighbors, ans: _Answer):

@@ -157,10 +157,11 @@ def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
 
 
 def _default_cvxpy_chain(request: DesignRequest) -> tuple[str, ...]:
-    if request.notion.convexity == "linear":
+    cone = request.notion.cone(request.options)
+    if cone == "linear":
         key = "linear_large" if request.entries >= LARGE_LP_ENTRIES else "linear"
         return CVXPY_CHAINS[key]
-    return CVXPY_CHAINS["exponential_cone"]
+    return CVXPY_CHAINS[cone]
 
 
 def choose_methods(
