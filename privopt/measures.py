@@ -642,8 +642,8 @@ def check_alpha(alpha: object, field: str = "alpha") -> float:
     value = float(alpha)
     if math.isnan(value) or value <= 1.0:
         hint = (
-            " (α = 1 is the mutual information I(X;Y) under the actual prior [Liao-Alpha] Thm 2: "
-            "use the notion mutual_information)"
+            " (α = 1 is the mutual information I(X;Y) under the actual prior, Liao et al. "
+            "(2019) Thm 2: use the notion mutual_information)"
             if value == 1.0
             else ""
         )
@@ -734,7 +734,7 @@ def renyi_capacity(
 def maximal_alpha_leakage(
     prior: PriorLike, mechanism: Mechanism | ArrayLike, alpha: float = 2.0
 ) -> float:
-    """Maximal α-leakage ``L_α(X→U)`` of order ``α ∈ (1, ∞]`` ([Liao-Alpha] Def. 5, Thm 2).
+    """Maximal α-leakage ``L_α(X→U)`` of order ``α ∈ (1, ∞]`` ([Liao-Alpha] Thm 2).
 
     ``L_α = sup_{P̃} I_α^A(X̃;U) = sup_{P̃} I_α^S(X̃;U) = min_Q max_{x∈supp} D_α(p(·|x) ‖ Q)``,
     the supremum over input laws ``P̃`` on the prior's support ([Liao-Alpha] Thm 2): the

@@ -1,6 +1,6 @@
 """Maximal α-leakage ``L_α(S→U)``, ``α ∈ (1, ∞]`` (Liao, Kosut, Sankar & Calmon [Liao-Alpha]).
 
-[Liao-Alpha] Def. 5 defines it operationally (the largest gain, in α-loss, of guessing any
+[Liao-Alpha] define it operationally (the largest gain, in α-loss, of guessing any
 function of the secret from the release); Thm 2 gives it as
 ``L_α = sup_{P̃} I_α^A(S̃;U) = sup_{P̃} I_α^S(S̃;U)``, the supremum over input laws on the
 prior's support of Arimoto's (equivalently Sibson's) mutual information of order α: the Rényi
@@ -110,14 +110,14 @@ def cone_multipliers(cone_dual: Any, alpha: float, shape: tuple[int, int]) -> tu
 @register
 class MaximalAlphaLeakage(Notion):
     """Maximal α-leakage ``L_α(S→U) ≤ ε``, ``α ∈ (1, ∞]`` (Liao, Kosut, Sankar & Calmon 2019,
-    Def. 5 and Thm 2): the Rényi capacity of order α of the channel on the prior's support."""
+    Thm 2): the Rényi capacity of order α of the channel on the prior's support."""
 
     name = "maximal_alpha_leakage"
     convexity = "power_cone"
     direct_level = True
     parameter = "exp"
     zero_means_independent = True
-    source = "Liao-Kosut-Sankar-Calmon Def. 5, Thm 2"
+    source = "Liao-Kosut-Sankar-Calmon (2019) Thm 2"
     options = (
         NotionOption(
             "alpha",
@@ -243,7 +243,8 @@ class MaximalAlphaLeakage(Notion):
                         check,
                         relation,
                         f"{quantity}_α {sign} {quantity} of {other} = {check.statement}",
-                        f"I(S;U) ≤ L_α ≤ L_∞ ([Liao-Alpha] Thm 2); {check.source}",
+                        "I(S;U) ≤ L_α ≤ L_∞ (Liao, Kosut, Sankar & Calmon (2019), Thm 2); "
+                        + check.source,
                         f"α = {alpha:g}; {check.conditions}",
                     )
                 )
