@@ -661,12 +661,15 @@ def renyi_capacity(
     ``I_α^S(P, C) = α/(α−1) ln Σ_u (Σ_x P(x) C[x,u]^α)^{1/α}`` and
     ``D_α(P‖Q) = 1/(α−1) ln Σ_u P(u)^α Q(u)^{1−α}``.
 
-    ``F(P) = Σ_u (Σ_x P(x) C[x,u]^α)^{1/α}`` is concave in ``P``; it is maximised by the
+    ``F(P) = Σ_u (Σ_x P(x) C[x,u]^α)^{1/α}`` is concave in ``P``. It is maximised by the
     multiplicative fixed point ``P ← P·r^η`` (normalised), ``r_x = α ∂F/∂P_x / F`` (an
-    Arimoto-type step; ``Σ_x P(x) r_x = 1``), with an adaptive exponent ``η ≥ 1`` that is
-    halved when ``F`` would decrease. Every iterate gives both bounds: ``I_α^S(P)`` from
-    below and ``max_x D_α(C_x ‖ Q_P)`` from above, ``Q_P(u) ∝ (Σ_x P(x) C[x,u]^α)^{1/α}``
-    (Sibson's optimal output law); the two differ by ``ln(max_x r_x)/(α−1)``.
+    Arimoto-type step; ``Σ_x P(x) r_x = 1``; the exponent ``η ≥ 1`` grows while ``F`` does
+    and is halved when it would not), then polished by damped Newton steps on the face of the
+    simplex where ``P`` lives (accepted only when they shrink the interval, with
+    Levenberg–Marquardt damping; after repeated refusals the fixed point runs alone for a
+    while). Every iterate gives both bounds: ``I_α^S(P)`` from below and
+    ``max_x D_α(C_x ‖ Q_P)`` from above, ``Q_P(u) ∝ (Σ_x P(x) C[x,u]^α)^{1/α}`` (Sibson's
+    optimal output law); the two differ by ``ln(max_x r_x)/(α−1)``.
 
     Parameters
     ----------
@@ -682,52 +685,121 @@ def renyi_capacity(
     Returns
     -------
     tuple of (float, float, numpy.ndarray, numpy.ndarray)
-        ``(lower, upper, P, Q)``: ``lower ≤ K_α ≤ upper`` in nats, the last input law ``P``
-        and the output law ``Q`` (length ``|U|``, zero on outputs no input emits) whose
-        ``max_x D_α(C_x‖Q)`` is ``upper``.
+        ``(lower, upper, P, Q)``: ``lower ≤ K_α ≤ upper`` in nats, the input law ``P`` of the
+        last iterate and the output law ``Q`` (length ``|U|``, zero on outputs no input
+        emits) whose ``max_x D_α(C_x‖Q)`` is ``upper``.
     """
     C = np.asarray(channel, dtype=float)
     n_out = C.shape[1]
-    top = C.max(axis=0)
+    top = C.max(axis=0) if C.size else np.zeros(n_out)
     used = top > 0
     C, top = C[:, used], top[used]
     if C.shape[0] <= 1 or C.shape[1] <= 1:
         q = np.zeros(n_out)
-        q[used] = C[0] if C.shape[0] else 1.0 / max(used.sum(), 1)
+        q[used] = C[0] if C.shape[0] else 1.0 / max(int(used.sum()), 1)
         return 0.0, 0.0, np.ones(C.shape[0]), q
-    scaled = (C / top) ** alpha  # ≤ 1: C^α without underflow for large α
+    scaled = (C / top) ** alpha  # ≤ 1, and 1 in each column: C^α without underflow
     power = 1.0 / alpha
+    n = C.shape[0]
 
     def evaluate(p: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         mix = p @ scaled
-        with np.errstate(divide="ignore"):
-            slope = top * np.where(mix > 0, mix ** (power - 1.0), 0.0)
-        value = float(top @ mix**power)
-        return value, (scaled @ slope) / value, mix
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            slope = top * np.where(mix > 0, mix ** (power - 1.0), np.inf)
+            value = float(top @ mix**power)
+            ratio = (scaled @ np.where(np.isfinite(slope), slope, 0.0)) / value
+        if not np.all(mix > 0):  # an emitted output left without mass: F can still grow
+            ratio = np.where((scaled[:, mix <= 0] > 0).any(axis=1), np.inf, ratio)
+        return value, ratio, mix
 
-    p = np.full(C.shape[0], 1.0 / C.shape[0])
+    def interval(value: float, ratio: np.ndarray) -> tuple[float, float]:
+        lower = alpha / (alpha - 1.0) * math.log(value)
+        return lower, lower + math.log(max(float(ratio.max()), 1.0)) / (alpha - 1.0)
+
+    p = np.full(n, 1.0 / n)
     value, ratio, mix = evaluate(p)
     eta = max(1.0, 1.0 / (alpha - 1.0))
-    lower = upper = 0.0
-    for _ in range(max_iter):
-        lower = alpha / (alpha - 1.0) * math.log(value)
-        upper = lower + math.log(max(float(ratio.max()), 1.0)) / (alpha - 1.0)
+    damping, refusals, resume = 1e-10, 0, _NEWTON_AFTER
+    lower, upper = interval(value, ratio)
+    for step in range(max_iter):
         if upper - lower <= tol * max(1.0, lower):
             break
+        if step >= resume and np.isfinite(ratio).all():
+            trial = _newton_trial(scaled, top, power, p, value, ratio, mix, damping)
+            if trial is not None:
+                new_value, new_ratio, new_mix = evaluate(trial)
+                if np.isfinite(new_ratio).all() and new_value >= value * (1.0 - 1e-15):
+                    new_lower, new_upper = interval(new_value, new_ratio)
+                    if new_upper - new_lower < upper - lower:
+                        p, value, ratio, mix = trial, new_value, new_ratio, new_mix
+                        lower, upper = new_lower, new_upper
+                        damping, refusals = max(damping / 10.0, 1e-14), 0
+                        continue
+            damping, refusals = damping * 100.0, refusals + 1
+            if refusals >= 8:  # let the fixed point run alone for a while
+                resume, refusals, damping = step + 100, 0, 1e-10
+        with np.errstate(over="ignore", invalid="ignore"):
+            log_ratio = np.log(np.clip(ratio, 1e-300, 1e300))
         while True:
-            step = p * np.exp(eta * np.log(np.maximum(ratio, 1e-300)))
-            step /= step.sum()
-            new_value, new_ratio, new_mix = evaluate(step)
+            candidate = p * np.exp(eta * (log_ratio - log_ratio.max()))
+            candidate /= candidate.sum()
+            new_value, new_ratio, new_mix = evaluate(candidate)
             if new_value >= value or eta <= 1.0:
                 break
             eta = max(1.0, eta / 2.0)
         if new_value >= value:
             eta *= 1.5
-        p, value, ratio, mix = step, new_value, new_ratio, new_mix
+        p, value, ratio, mix = candidate, new_value, new_ratio, new_mix
+        lower, upper = interval(value, ratio)
     q = np.zeros(n_out)
     centre = top * mix**power
     q[used] = centre / centre.sum()
     return float(max(lower, 0.0)), float(max(upper, 0.0)), p, q
+
+
+#: Fixed-point steps of :func:`renyi_capacity` before its first Newton step.
+_NEWTON_AFTER = 200
+
+
+def _newton_trial(
+    scaled: np.ndarray,
+    top: np.ndarray,
+    power: float,
+    p: np.ndarray,
+    value: float,
+    ratio: np.ndarray,
+    mix: np.ndarray,
+    damping: float,
+) -> np.ndarray | None:
+    """One damped Newton step of ``max F(P)`` on the face of the simplex where ``P`` lives
+    (inputs of negligible mass whose gradient is below the multiplier are held at 0),
+    projected back onto the simplex; ``None`` when the system cannot be solved."""
+    grad = power * value * ratio  # ∂F/∂P_x = (1/α) Σ_u C̃[x,u] top_u mix_u^{1/α−1}
+    multiplier = power * value  # Σ_x P(x) ∂F/∂P_x (F is homogeneous of degree 1/α)
+    free = (p > 1e-9 * p.max()) | (grad > multiplier)
+    idx = np.flatnonzero(free)
+    with np.errstate(divide="ignore", over="ignore"):
+        weight = top * mix ** (power - 2.0)
+    if not np.isfinite(weight).all():
+        return None
+    hess = power * (power - 1.0) * (scaled[idx] * weight) @ scaled[idx].T
+    hess -= damping * float(np.abs(np.diag(hess)).max()) * np.eye(idx.size)
+    k = idx.size
+    system = np.zeros((k + 1, k + 1))
+    system[:k, :k] = hess
+    system[:k, k] = system[k, :k] = 1.0
+    rhs = np.concatenate([-grad[idx], [0.0]])
+    try:
+        solution = np.linalg.solve(system, rhs)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.isfinite(solution).all():
+        return None
+    trial = np.where(free, p, 0.0)
+    trial[idx] += solution[:k]
+    trial = np.clip(trial, 0.0, None)
+    total = trial.sum()
+    return trial / total if total > 0 else None
 
 
 @with_unit

@@ -101,9 +101,10 @@ def cone_multipliers(cone_dual: Any, alpha: float, shape: tuple[int, int]) -> tu
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         reach = (u / a) ** a  # |w| ≤ reach · (v/(1−a))^{1−a}
         need = np.where(u > 0, (1.0 - a) * (np.abs(w) / reach) ** (1.0 / (1.0 - a)), 0.0)
-    v = np.maximum(v, need)
-    if not np.isfinite(v).all():
-        return None
+    # where u underflows against |w| (no finite v puts the entry in K*), drop w: (u, v, 0) ∈ K*
+    out_of_reach = ~np.isfinite(need)
+    w = np.where(out_of_reach, 0.0, w)
+    v = np.maximum(v, np.where(out_of_reach, 0.0, need))
     return u, v, w
 
 
