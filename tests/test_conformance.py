@@ -37,6 +37,7 @@ OPTION_VALUES = {
     # per-entry classes need a database prior (tests/test_paper_features.py covers them)
     "entry_priors": lambda prior, rng: None,
     "about": lambda prior, rng: "secret",
+    "alpha": lambda prior, rng: (1.5, 2.0, 4.0, float("inf"))[int(rng.integers(4))],
 }
 
 
@@ -82,7 +83,7 @@ def test_notion_agrees_with_a_second_solver(notion, seed):
     assert res.epsilon == pytest.approx(
         po.get_notion(notion).measure(prior, res.mechanism, None, **options), abs=1e-12
     )
-    second = "ECOS" if po.get_notion(notion).convexity == "exponential_cone" else "CLARABEL"
+    second = "ECOS" if po.get_notion(notion).cone(options) == "exponential_cone" else "CLARABEL"
     other = po.design(prior, d, notion, epsilon=eps, solver=second, **options)
     assert other.verified
     assert res.distortion <= other.distortion + 1e-6

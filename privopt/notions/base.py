@@ -566,6 +566,23 @@ class Notion:
         return 0.0
 
     # --- options ----------------------------------------------------------------------------
+    def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
+        """Values of the notion's required options for a small example request on ``prior``
+        (``privopt solvers`` asks every method about one request per notion and kind of
+        prior).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            A small prior.
+
+        Returns
+        -------
+        dict
+            Option name → raw value (validated as a user's would be); empty by default.
+        """
+        return {}
+
     def validate_options(
         self,
         prior: Prior | JointPrior | DatabasePrior,

@@ -129,6 +129,21 @@ class MaximalAlphaLeakage(Notion):
         ),
     )
 
+    def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
+        """Order 2 (a power-cone program).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            A small prior.
+
+        Returns
+        -------
+        dict
+            ``{"alpha": 2.0}``.
+        """
+        return {"alpha": 2.0}
+
     def cone(self, options: dict) -> str:
         """``"linear"`` at ``α = ∞`` (the maximal-leakage LP), ``"power_cone"`` otherwise.
 

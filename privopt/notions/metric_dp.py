@@ -261,6 +261,21 @@ class MetricPrivacy(Notion):
         ),
     )
 
+    def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
+        """The discrete metric.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            A small prior.
+
+        Returns
+        -------
+        dict
+            ``{"metric": "discrete"}``.
+        """
+        return {"metric": "discrete"}
+
     def closed_form_checks(
         self,
         prior: Prior | JointPrior | DatabasePrior,

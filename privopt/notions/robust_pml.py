@@ -273,6 +273,22 @@ class RobustPML(Notion):
         ),
     )
 
+    def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
+        """The prior itself and the uniform prior on its inputs, as the class.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            A small prior.
+
+        Returns
+        -------
+        dict
+            ``{"priors": [pmf, uniform]}``.
+        """
+        pmf = [float(x) for x in prior.input_probs]
+        return {"priors": [pmf, [1.0 / len(pmf)] * len(pmf)]}
+
     def validate_options(
         self,
         prior: Prior | JointPrior | DatabasePrior,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from privopt.errors import InputError
 from privopt.methods import METHODS
-from privopt.model import DatabasePrior, JointPrior
+from privopt.model import DatabasePrior, JointPrior, as_prior
 from privopt.notions import get_notion, notion_names
 from privopt.request import prepare_request
 from privopt.solve.selection import why_not
@@ -31,13 +31,7 @@ PRIOR_KINDS = {
 
 def _request(kind: str, notion: str, mode: str):
     prior = PRIOR_KINDS[kind]()
-    options = {}
-    if get_notion(notion).name == "robust_pml":
-        pmf = prior.input_probs if hasattr(prior, "input_probs") else prior
-        n = len(pmf)
-        options["priors"] = [list(pmf), [1.0 / n] * n]
-    if get_notion(notion).name == "metric_dp":
-        options["metric"] = "discrete"
+    options = get_notion(notion).sample_options(as_prior(prior))
     point = {"epsilon": 1.0} if mode == "epsilon" else {"max_distortion": 0.5}
     return prepare_request(prior, "hamming", notion, **point, **options)
 
