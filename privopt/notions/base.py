@@ -544,6 +544,27 @@ class Notion:
         """
         return None if neighbors is None else int(neighbors.n_pairs)
 
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float | None:
+        """Non-zeros of the notion's constraints at one level in the dense cvxpy program, for
+        the memory estimates (:func:`privopt.resources.constraint_nonzeros`).
+
+        Parameters
+        ----------
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
+
+        Returns
+        -------
+        float or None
+            ``None`` by default: counted from the notion's pairs of secrets
+            (:meth:`pair_count`), or ``2·|S|·|U|`` for a notion without pairs.
+        """
+        return None
+
     def min_level(
         self,
         prior: Prior | JointPrior | DatabasePrior,

@@ -25,6 +25,7 @@ the limit of ``L_α`` as ``α → 1`` (the Shannon capacity of the channel); des
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -158,6 +159,28 @@ class MaximalAlphaLeakage(Notion):
             The kind of program :meth:`constraints` writes.
         """
         return "linear" if math.isinf(_alpha(options)) else "power_cone"
+
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float:
+        """Non-zeros in the dense program: one power cone per channel entry (the channel's
+        ``|Y|`` inputs, or 1 when the secret is the input, and ``T``, ``R``), and the rows of
+        ``T``.
+
+        Parameters
+        ----------
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
+
+        Returns
+        -------
+        float
+            The count.
+        """
+        per_entry = 1.0 if n_inputs == n_secrets else float(n_inputs)
+        return float(n_secrets) * n_outputs * (per_entry + 3.0)
 
     def measure(
         self,

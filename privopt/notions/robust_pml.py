@@ -337,6 +337,27 @@ class RobustPML(Notion):
         about = out.get("about", "secret")
         return {"priors": listed, "about": about} if about != "secret" else {"priors": listed}
 
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float:
+        """Non-zeros in the dense program: one output-law constraint per secret, output and prior
+        of the class, ``|Y| + 1`` non-zeros each.
+
+        Parameters
+        ----------
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
+
+        Returns
+        -------
+        float
+            The count.
+        """
+        priors = options.get("priors") or ()
+        return float(max(len(priors), 1)) * n_secrets * n_outputs * (n_inputs + 1)
+
     def measure(
         self,
         prior: Prior | JointPrior | DatabasePrior,
