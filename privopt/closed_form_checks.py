@@ -108,7 +108,8 @@ _ALIASES = {
     "geo_indistinguishability": "metric_dp",
 }
 _MODES = ("epsilon", "max_distortion")
-#: Notions whose level 0 forces the release to be independent of the secret.
+#: Notions whose level 0 forces the release to be independent of the secret, for callers that
+#: name a notion without saying so (the solve driver passes the notion's own attribute).
 _ZERO_MEANS_INDEPENDENT = (
     "ldp",
     "pml",
@@ -1209,10 +1210,8 @@ def _constant_release_distortion(prior, distortion: Distortion) -> float | None:
 
 
 def _zero_level_checks(
-    prior, distortion: Distortion, notion: str, ans: _Answer, force: bool = False
+    prior, distortion: Distortion, notion: str, ans: _Answer
 ) -> list[ClosedFormCheck]:
-    if not force and notion not in _ZERO_MEANS_INDEPENDENT:
-        return []
     if isinstance(prior, JointPrior) and not _is_function_of_secret(prior):
         return []
     d0 = _constant_release_distortion(prior, distortion)
@@ -1271,6 +1270,7 @@ def closed_form_checks(
     status: str = "optimal",
     least_achievable: float | None = None,
     tol: float = 1e-6,
+    zero_means_independent: bool | None = None,
 ) -> list[ClosedFormCheck]:
     """Every closed-form statement that applies to a design problem, checked on its answer.
 
@@ -1305,6 +1305,11 @@ def closed_form_checks(
         With ``status="infeasible"``, the least achievable level the solver reported.
     tol : float
         Relative tolerance of every comparison (see :class:`ClosedFormCheck`).
+    zero_means_independent : bool or None
+        Whether level 0 forces the release to be independent of the secret (the zero-leakage
+        checks apply); ``None`` (the default) reads it from the notions this module knows.
+        The solve driver passes the notion's own
+        :attr:`~privopt.notions.Notion.zero_means_independent`.
 
     Returns
     -------
@@ -1352,7 +1357,10 @@ def closed_form_checks(
         if view is not None:
             checks += _view_checks(view, notion, neighbors, ans)
     if not any(c.relation == "equal" and "mechanism" not in c.name for c in checks):
-        checks += _zero_level_checks(prior, distortion, notion, ans)
+        if zero_means_independent is None:
+            zero_means_independent = notion in _ZERO_MEANS_INDEPENDENT
+        if zero_means_independent:
+            checks += _zero_level_checks(prior, distortion, notion, ans)
     return checks
 
 
@@ -1433,7 +1441,7 @@ def zero_leakage_checks(
     if status == "infeasible":
         value = None
     ans = _Answer(mode, requested, value, status, None, None, float(tol))
-    return _zero_level_checks(prior, distortion, notion, ans, force=True)
+    return _zero_level_checks(prior, distortion, notion, ans)
 
 
 def _view_checks(view: _HammingView, notion: str, neighbors, ans: _Answer):

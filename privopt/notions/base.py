@@ -758,6 +758,7 @@ class Notion:
             status=status,
             least_achievable=least_achievable,
             tol=tol,
+            zero_means_independent=self.zero_means_independent,
         )
 
     # --- certificates -----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from privopt.methods.cvxpy_program.method import (
     LARGE_LP_ENTRIES,
     LAST_RESORT_SOLVERS,
 )
-from privopt.methods.symmetric.method import NOTION_ALIASES
+from privopt.methods.symmetric.method import SOLVED_NOTIONS
 from privopt.request import DesignRequest
 from privopt.resources import format_bytes, max_memory, memory_reason
 
@@ -132,7 +132,7 @@ def _no_method(request: DesignRequest, limit: float) -> InputError:
 def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
     prior = request.prior
     if getattr(prior, "is_database", False) and not getattr(prior, "is_iid", True):
-        if request.notion.name in NOTION_ALIASES:
+        if request.notion.name in SOLVED_NOTIONS:
             return (
                 "with i.i.d. rows (give row_probs) and the row-wise Hamming distortion the "
                 "symmetric fast path solves it without a dense matrix; otherwise use fewer rows"
