@@ -127,7 +127,9 @@ warnings.filterwarnings("ignore", message="Solution may be inaccurate", category
 #: linear minorant of the information measures is first-order sensitive to the answer's
 #: small posterior entries, and with the solvers' default tolerances (~1e-8) the bound stays
 #: ~1e-5 short of the optimum; at these settings it closes to ~1e-8 (measured on random
-#: instances of mutual information and maximum information leakage).
+#: instances of mutual information and maximum information leakage). Power-cone programs
+#: (maximal α-leakage) are solved at the same settings: their bound from the cone's
+#: multipliers closes to ~1e-9 relative on random 6 × 6 instances.
 EXP_CONE_OPTIONS = {
     "CLARABEL": {
         "tol_gap_abs": 1e-10,
