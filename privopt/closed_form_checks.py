@@ -62,6 +62,8 @@ from privopt.model import (
 __all__ = [
     "ClosedFormCheck",
     "closed_form_checks",
+    "as_bound",
+    "zero_leakage_checks",
     "RELATIONS",
     "CHECKED_NOTIONS",
     "MAX_DENSE",
@@ -106,7 +108,8 @@ _ALIASES = {
     "geo_indistinguishability": "metric_dp",
 }
 _MODES = ("epsilon", "max_distortion")
-#: Notions whose level 0 forces the release to be independent of the secret.
+#: Notions whose level 0 forces the release to be independent of the secret, for callers that
+#: name a notion without saying so (the solve driver passes the notion's own attribute).
 _ZERO_MEANS_INDEPENDENT = (
     "ldp",
     "pml",
@@ -1209,8 +1212,6 @@ def _constant_release_distortion(prior, distortion: Distortion) -> float | None:
 def _zero_level_checks(
     prior, distortion: Distortion, notion: str, ans: _Answer
 ) -> list[ClosedFormCheck]:
-    if notion not in _ZERO_MEANS_INDEPENDENT:
-        return []
     if isinstance(prior, JointPrior) and not _is_function_of_secret(prior):
         return []
     d0 = _constant_release_distortion(prior, distortion)
@@ -1269,6 +1270,7 @@ def closed_form_checks(
     status: str = "optimal",
     least_achievable: float | None = None,
     tol: float = 1e-6,
+    zero_means_independent: bool | None = None,
 ) -> list[ClosedFormCheck]:
     """Every closed-form statement that applies to a design problem, checked on its answer.
 
@@ -1303,6 +1305,11 @@ def closed_form_checks(
         With ``status="infeasible"``, the least achievable level the solver reported.
     tol : float
         Relative tolerance of every comparison (see :class:`ClosedFormCheck`).
+    zero_means_independent : bool or None
+        Whether level 0 forces the release to be independent of the secret (the zero-leakage
+        checks apply); ``None`` (the default) reads it from the notions this module knows.
+        The solve driver passes the notion's own
+        :attr:`~privopt.notions.Notion.zero_means_independent`.
 
     Returns
     -------
@@ -1350,8 +1357,91 @@ def closed_form_checks(
         if view is not None:
             checks += _view_checks(view, notion, neighbors, ans)
     if not any(c.relation == "equal" and "mechanism" not in c.name for c in checks):
-        checks += _zero_level_checks(prior, distortion, notion, ans)
+        if zero_means_independent is None:
+            zero_means_independent = notion in _ZERO_MEANS_INDEPENDENT
+        if zero_means_independent:
+            checks += _zero_level_checks(prior, distortion, notion, ans)
     return checks
+
+
+def as_bound(check: ClosedFormCheck, relation: str, statement: str, source: str, conditions: str):
+    """An ``equal`` check of another notion's optimum re-read as a bound on this one's
+    (e.g. a smaller feasible set can only cost more), evaluated anew.
+
+    Parameters
+    ----------
+    check : ClosedFormCheck
+        A check whose ``expected`` is the other notion's exact optimum.
+    relation : {"at_least", "at_most"}
+        How this notion's answer compares with it.
+    statement, source, conditions : str
+        The new check's texts (its name is the old one with ``_bound`` appended).
+
+    Returns
+    -------
+    ClosedFormCheck
+        The bound, with ``passed`` evaluated on ``check.got`` at ``check.tolerance``.
+    """
+    return _compare(
+        check.name + "_bound",
+        statement,
+        source,
+        relation,
+        conditions,
+        float(check.expected),
+        check.got,
+        check.tolerance,
+    )
+
+
+def zero_leakage_checks(
+    prior,
+    distortion: Distortion,
+    notion: str,
+    mode: str,
+    *,
+    requested: float,
+    level: float | None,
+    expected_distortion: float | None,
+    status: str = "optimal",
+    tol: float = 1e-6,
+) -> list[ClosedFormCheck]:
+    """The zero-leakage checks (the best constant release, [Calmon-Fawaz] Thm 2) for a
+    notion whose level 0 forces the release to be independent of the secret.
+
+    Parameters
+    ----------
+    prior : Prior, JointPrior or DatabasePrior
+        The problem's prior.
+    distortion : Distortion
+        The problem's distortion.
+    notion : str
+        The notion's name (used in the check's conditions only).
+    mode : {"epsilon", "max_distortion"}
+        As in :func:`closed_form_checks`.
+    requested : float
+        ε, or the distortion budget.
+    level, expected_distortion : float or None
+        The answer's level and expected distortion.
+    status : str
+        The answer's status.
+    tol : float
+        Relative tolerance.
+
+    Returns
+    -------
+    list of ClosedFormCheck
+        Empty unless ε = 0 (or the budget reaches the constant release's distortion) and the
+        secret is the input or ``Y = f(S)``.
+    """
+    requested = float(requested)
+    if not math.isfinite(requested) or requested < 0:
+        return []
+    value = expected_distortion if mode == "epsilon" else level
+    if status == "infeasible":
+        value = None
+    ans = _Answer(mode, requested, value, status, None, None, float(tol))
+    return _zero_level_checks(prior, distortion, notion, ans)
 
 
 def _view_checks(view: _HammingView, notion: str, neighbors, ans: _Answer):

@@ -274,20 +274,16 @@ def constraint_nonzeros(request, exact: bool = True) -> float:
     """
     s, y, u = _sizes(request)
     per_pair = 2.0 if y == s else 2.0 * y
-    name = request.notion.name
-    if name == "ldp" or all_pairs(request):
+    if all_pairs(request):
         # written with an auxiliary column minimum (notions._pairwise.ratio_constraints):
-        # two rows per secret and output (measured: ldp, k = 200, 107 MB; counted pair by
-        # pair, the estimate was 7.6 GB)
+        # two rows per secret and output, as ldp (the notion's own count)
         return 2.0 * s * u * (per_pair / 2.0 + 1.0)
+    own = request.notion.constraint_nonzeros(int(s), int(y), int(u), request.options)
+    if own is not None:
+        return float(own)
     pairs = pair_count(request, exact)
     if pairs is not None:
         return pairs * u * per_pair
-    if name in ("pml", "information_privacy", "mutual_information", "max_information_leakage"):
-        return s * u * (y + 1) * (2 if name == "information_privacy" else 1)
-    if name == "robust_pml":
-        priors = request.options.get("priors") or ()
-        return max(len(priors), 1) * s * u * (y + 1)
     return 2.0 * s * u
 
 

@@ -10,6 +10,7 @@ from privopt.notions import (  # noqa: F401  (imported for registration)
     information_privacy,
     ldp,
     max_information_leakage,
+    maximal_alpha_leakage,
     maximal_leakage,
     metric_dp,
     mutual_information,

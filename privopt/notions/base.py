@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from privopt import closed_form_checks as checks
 from privopt.errors import InputError, close_matches
 from privopt.model import NeighborRelation
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from privopt.model import DatabasePrior, JointPrior, Prior
 
 __all__ = [
+    "CONES",
     "Notion",
     "NotionOption",
     "DesignContext",
@@ -40,6 +42,11 @@ __all__ = [
     "notion_names",
     "option_owners",
 ]
+
+
+#: The cones a notion's program may need: an LP, exponential cones (the information
+#: measures), power cones (maximal α-leakage of finite order).
+CONES = ("linear", "exponential_cone", "power_cone")
 
 
 @dataclass(frozen=True)
@@ -313,7 +320,12 @@ class Notion:
         The name used in files and the API.
     aliases : tuple of str
     convexity : str
-        ``"linear"`` (an LP) or ``"exponential_cone"``.
+        The cone of the notion's programs: ``"linear"`` (an LP), ``"exponential_cone"`` or
+        ``"power_cone"`` (see :data:`CONES`); a notion whose cone depends on its options says
+        so in :meth:`cone`.
+    zero_means_independent : bool
+        True when "level ≤ 0" says exactly that ``p(u|s)`` is the same for every secret of
+        the support (:meth:`independent_at_zero`).
     direct_level : bool
         True when the level itself is a convex objective (then max_distortion mode is one
         solve); otherwise max_distortion mode is a line search over ε.
@@ -337,6 +349,7 @@ class Notion:
     aliases: ClassVar[tuple[str, ...]] = ()
     options: ClassVar[tuple[NotionOption, ...]] = ()
     convexity: ClassVar[str] = "linear"
+    zero_means_independent: ClassVar[bool] = False
     direct_level: ClassVar[bool] = False
     uses_neighbors: ClassVar[bool] = False
     parameter: ClassVar[str] = "exp"
@@ -471,9 +484,24 @@ class Notion:
         Returns
         -------
         bool
-            ``False`` by default.
+            :attr:`zero_means_independent` by default.
         """
-        return False
+        return self.zero_means_independent
+
+    def cone(self, options: Mapping[str, Any]) -> str:
+        """The cone of the programs written for these options (one of :data:`CONES`).
+
+        Parameters
+        ----------
+        options : mapping
+            The notion's validated options.
+
+        Returns
+        -------
+        str
+            :attr:`convexity` by default.
+        """
+        return self.convexity
 
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """A level beyond which the constraint excludes no mechanism (``inf`` if none).
@@ -516,6 +544,27 @@ class Notion:
         """
         return None if neighbors is None else int(neighbors.n_pairs)
 
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float | None:
+        """Non-zeros of the notion's constraints at one level in the dense cvxpy program, for
+        the memory estimates (:func:`privopt.resources.constraint_nonzeros`).
+
+        Parameters
+        ----------
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
+
+        Returns
+        -------
+        float or None
+            ``None`` by default: counted from the notion's pairs of secrets
+            (:meth:`pair_count`), or ``2·|S|·|U|`` for a notion without pairs.
+        """
+        return None
+
     def min_level(
         self,
         prior: Prior | JointPrior | DatabasePrior,
@@ -538,6 +587,23 @@ class Notion:
         return 0.0
 
     # --- options ----------------------------------------------------------------------------
+    def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
+        """Values of the notion's required options for a small example request on ``prior``
+        (``privopt solvers`` asks every method about one request per notion and kind of
+        prior).
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            A small prior.
+
+        Returns
+        -------
+        dict
+            Option name → raw value (validated as a user's would be); empty by default.
+        """
+        return {}
+
     def validate_options(
         self,
         prior: Prior | JointPrior | DatabasePrior,
@@ -657,6 +723,78 @@ class Notion:
             is also issued as a warning. Empty by default.
         """
         return {}
+
+    # --- the papers' closed forms ---------------------------------------------------------------
+    def closed_form_checks(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        distortion: Any,
+        mode: str,
+        *,
+        options: Mapping[str, Any],
+        neighbors: NeighborRelation | None = None,
+        requested: float,
+        level: float | None,
+        expected_distortion: float | None,
+        mechanism: np.ndarray | None = None,
+        status: str = "optimal",
+        least_achievable: float | None = None,
+        tol: float = 1e-6,
+    ) -> list:
+        """The papers' closed forms that pin an answer of this notion down, checked on it.
+
+        By default those of :func:`privopt.closed_form_checks.closed_form_checks` for the
+        notion's name (none when it has no closed form there). A notion whose options make
+        another notion's closed forms apply (a discrete metric, α = ∞) or bound its optimum
+        overrides this.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            The problem's prior.
+        distortion : Distortion
+            The problem's distortion.
+        mode : {"epsilon", "max_distortion"}
+            ``requested`` is ε, or the distortion budget.
+        options : mapping
+            The notion's validated options.
+        neighbors : NeighborRelation or None
+            The request's relation (default ``None``).
+        requested : float
+            ε or the budget.
+        level, expected_distortion : float or None
+            The answer's level and expected distortion.
+        mechanism : numpy.ndarray or None
+            The answer's dense mechanism, for entrywise comparisons (default ``None``).
+        status : str
+            The answer's status (default ``"optimal"``).
+        least_achievable : float or None
+            With ``status="infeasible"``, the least achievable value reported.
+        tol : float
+            Relative tolerance of every comparison (default 1e-6).
+
+        Returns
+        -------
+        list of ClosedFormCheck
+            The checks that apply, each evaluated (possibly none).
+        """
+        if self.name not in checks.CHECKED_NOTIONS:
+            return []
+        return checks.closed_form_checks(
+            prior,
+            distortion,
+            self.name,
+            mode,
+            neighbors=neighbors,
+            requested=requested,
+            level=level,
+            expected_distortion=expected_distortion,
+            mechanism=mechanism,
+            status=status,
+            least_achievable=least_achievable,
+            tol=tol,
+            zero_means_independent=self.zero_means_independent,
+        )
 
     # --- certificates -----------------------------------------------------------------------
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms | None:

@@ -7,6 +7,7 @@ Parameter ``c = e^ε`` keeps the program DPP.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,23 +31,29 @@ class InformationPrivacy(Notion):
     name = "information_privacy"
     aliases = ("lip",)
     convexity = "linear"
+    zero_means_independent = True  # level 0: every posterior is the prior
     parameter = "exp"
     source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
 
-    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
-        """True: level 0 forces ``p(u|s) = p(u)`` for every secret of the support.
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float:
+        """Non-zeros in the dense program: two sides of each of the ``|S|·|U|`` output-law
+        constraints, ``|Y| + 1`` non-zeros each.
 
         Parameters
         ----------
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
 
         Returns
         -------
-        bool
-            ``True``.
+        float
+            The count.
         """
-        return True
+        return 2.0 * n_secrets * n_outputs * (n_inputs + 1)
 
     def measure(
         self,

@@ -8,6 +8,7 @@ distortion budget is found by the line search over ε ([Calmon-Fawaz] Thm 2's pr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,25 +38,30 @@ class MaxInformationLeakage(Notion):
 
     name = "max_information_leakage"
     convexity = "exponential_cone"
+    zero_means_independent = True  # level 0: every posterior is the prior
     direct_level = False
     parameter = "linear"
     source = "Calmon-Fawaz Def. 4, Thm 2 (eq. 32)"
 
-    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
-        """True: level 0 makes every used output's posterior the prior, i.e. ``p(u|s)`` the same
-        for every secret of the support.
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float:
+        """Non-zeros in the dense program: ``p(u) = Σ_y p(y) W[y,u]`` appears in each of the
+        ``|S|·|U|`` constraints, ``|Y| + 1`` non-zeros each.
 
         Parameters
         ----------
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
 
         Returns
         -------
-        bool
-            ``True``.
+        float
+            The count.
         """
-        return True
+        return float(n_secrets) * n_outputs * (n_inputs + 1)
 
     def measure(
         self,

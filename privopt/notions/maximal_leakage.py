@@ -30,25 +30,10 @@ class MaximalLeakage(Notion):
 
     name = "maximal_leakage"
     convexity = "linear"
+    zero_means_independent = True  # Σ_u max_s p(u|s) ≤ 1 forces equal rows
     direct_level = True
     parameter = "exp"
     source = "Saeidian et al. Def. 6 (Issa et al.)"
-
-    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
-        """True: ``Σ_u max_s p(u|s) ≤ 1`` forces ``p(u|s)`` to be the same for every secret of the
-        support.
-
-        Parameters
-        ----------
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-
-        Returns
-        -------
-        bool
-            ``True``.
-        """
-        return True
 
     def measure(
         self,

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privopt import closed_form_checks as checks
 from privopt import measures
 from privopt.errors import InputError
 from privopt.model.metric import Metric, MetricPairs, pair_level
@@ -259,6 +260,74 @@ class MetricPrivacy(Notion):
             example="spanner = 1.1",
         ),
     )
+
+    def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
+        """The discrete metric.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            A small prior.
+
+        Returns
+        -------
+        dict
+            ``{"metric": "discrete"}``.
+        """
+        return {"metric": "discrete"}
+
+    def closed_form_checks(
+        self,
+        prior: Prior | JointPrior | DatabasePrior,
+        distortion: Any,
+        mode: str,
+        *,
+        options: Any,
+        neighbors: NeighborRelation | None = None,
+        requested: float,
+        level: float | None,
+        expected_distortion: float | None,
+        mechanism: np.ndarray | None = None,
+        status: str = "optimal",
+        least_achievable: float | None = None,
+        tol: float = 1e-6,
+    ) -> list:
+        """A discrete metric ``c·[x ≠ x']`` (without a spanner) makes ε·d-privacy
+        ``(c ε)``-LDP: the LDP closed forms at level ``c·ε``; no check otherwise.
+
+        Parameters
+        ----------
+        prior, distortion, mode, neighbors, requested, level, expected_distortion
+            As in :meth:`Notion.closed_form_checks <privopt.notions.Notion.closed_form_checks>`.
+        mechanism, status, least_achievable, tol
+            Likewise.
+        options : mapping
+            ``metric`` and ``spanner``.
+
+        Returns
+        -------
+        list of ClosedFormCheck
+            The LDP checks, or none.
+        """
+        scale = (
+            None if options.get("spanner") is not None else _discrete_scale(options.get("metric"))
+        )
+        if scale is None:
+            return []
+        return checks.closed_form_checks(
+            prior,
+            distortion,
+            "ldp",
+            mode,
+            neighbors=neighbors,
+            requested=requested * scale if mode == "epsilon" else requested,
+            level=level * scale if level is not None else None,
+            expected_distortion=expected_distortion,
+            mechanism=mechanism,
+            status=status,
+            least_achievable=least_achievable,
+            tol=tol,
+        )
 
     def measure(
         self,
@@ -500,3 +569,15 @@ class MetricPrivacy(Notion):
                 "(Bordenabe, Chatzikokolakis & Palamidessi 2014, Sec. 5)"
             )
         return out
+
+
+def _discrete_scale(metric: Any) -> float | None:
+    """``c`` when ``metric`` is ``c·[x ≠ x']`` with ``c > 0`` (else ``None``)."""
+    matrix = getattr(metric, "matrix", None)
+    if matrix is None or matrix.shape[0] < 2:
+        return None
+    off = matrix[~np.eye(matrix.shape[0], dtype=bool)]
+    c = float(off[0])
+    if not (np.isfinite(c) and c > 0) or np.any(np.abs(off - c) > 1e-12 * c):
+        return None
+    return c

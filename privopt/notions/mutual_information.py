@@ -7,6 +7,7 @@ difference of entropies.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,24 +38,30 @@ class MutualInformation(Notion):
     name = "mutual_information"
     aliases = ("average_leakage",)
     convexity = "exponential_cone"
+    zero_means_independent = True  # I(S;U) = 0 exactly at independence
     direct_level = True
     parameter = "linear"
     source = "Calmon-Fawaz Def. 3, Thm 1; Wang et al. Def. 4"
 
-    def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
-        """True: ``I(S;U) = 0`` exactly when ``p(u|s)`` is the same for every secret of the support.
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float:
+        """Non-zeros in the dense program: ``p(u) = Σ_y p(y) W[y,u]`` appears in each of the
+        ``|S|·|U|`` constraints, ``|Y| + 1`` non-zeros each.
 
         Parameters
         ----------
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
 
         Returns
         -------
-        bool
-            ``True``.
+        float
+            The count.
         """
-        return True
+        return float(n_secrets) * n_outputs * (n_inputs + 1)
 
     def measure(
         self,

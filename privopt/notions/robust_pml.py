@@ -274,6 +274,22 @@ class RobustPML(Notion):
         ),
     )
 
+    def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
+        """The prior itself and the uniform prior on its inputs, as the class.
+
+        Parameters
+        ----------
+        prior : Prior, JointPrior or DatabasePrior
+            A small prior.
+
+        Returns
+        -------
+        dict
+            ``{"priors": [pmf, uniform]}``.
+        """
+        pmf = [float(x) for x in prior.input_probs]
+        return {"priors": [pmf, [1.0 / len(pmf)] * len(pmf)]}
+
     def validate_options(
         self,
         prior: Prior | JointPrior | DatabasePrior,
@@ -324,6 +340,27 @@ class RobustPML(Notion):
         listed = list(out.pop("priors", [])) + list(out.pop("entry_priors", []))
         about = out.get("about", "secret")
         return {"priors": listed, "about": about} if about != "secret" else {"priors": listed}
+
+    def constraint_nonzeros(
+        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
+    ) -> float:
+        """Non-zeros in the dense program: one output-law constraint per secret, output and prior
+        of the class, ``|Y| + 1`` non-zeros each.
+
+        Parameters
+        ----------
+        n_secrets, n_inputs, n_outputs : int
+            ``|S|``, ``|Y|`` and ``|U|`` of the request.
+        options : mapping
+            The notion's validated options.
+
+        Returns
+        -------
+        float
+            The count.
+        """
+        priors = options.get("priors") or ()
+        return float(max(len(priors), 1)) * n_secrets * n_outputs * (n_inputs + 1)
 
     def measure(
         self,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from privopt.errors import InputError
 from privopt.methods import METHODS
-from privopt.model import DatabasePrior, JointPrior
+from privopt.model import DatabasePrior, JointPrior, as_prior
 from privopt.notions import get_notion, notion_names
 from privopt.request import DesignRequest, prepare_request
 from privopt.solve.selection import why_not
@@ -47,8 +47,8 @@ def small_request(
     Returns
     -------
     DesignRequest
-        With the options the notion needs (``robust_pml``: the prior and the uniform one;
-        ``metric_dp``: the discrete metric).
+        With the options the notion gives for an example request
+        (:meth:`~privopt.notions.Notion.sample_options`).
 
     Raises
     ------
@@ -56,13 +56,7 @@ def small_request(
         When the notion does not take this kind of prior.
     """
     prior = PRIOR_KINDS[kind]()
-    options = {}
-    if get_notion(notion).name == "robust_pml":
-        pmf = prior.input_probs if hasattr(prior, "input_probs") else prior
-        n = len(pmf)
-        options["priors"] = [list(pmf), [1.0 / n] * n]
-    if get_notion(notion).name == "metric_dp":
-        options["metric"] = "discrete"
+    options = get_notion(notion).sample_options(as_prior(prior))
     point = {"epsilon": epsilon} if max_distortion is None else {"max_distortion": max_distortion}
     return prepare_request(prior, "hamming", notion, **point, **options)
 

@@ -31,12 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from privopt.closed_form_checks import (
-    CHECKED_NOTIONS,
-    closed_form_checks,
-    identifiability_bound,
-)
 from privopt.closed_form_checks import MAX_DENSE as MAX_CHECKED_ROWS
+from privopt.closed_form_checks import identifiability_bound
 from privopt.errors import (
     InputError,
     PrivoptError,
@@ -404,11 +400,8 @@ def point_checks(
     least_achievable: float | None = None,
     tol: float = CLOSED_FORM_TOL,
 ) -> list:
-    """The papers' closed forms that apply to one point, checked on its answer
-    (:func:`privopt.closed_form_checks.closed_form_checks`).
-
-    A ``metric_dp`` request whose metric is ``c·[x ≠ x']`` is checked against the LDP closed
-    forms at level ``c·ε``.
+    """The papers' closed forms that apply to one point, checked on its answer (the notion's
+    :meth:`~privopt.notions.Notion.closed_form_checks`).
 
     Parameters
     ----------
@@ -433,47 +426,26 @@ def point_checks(
         The checks that apply, each evaluated (empty for notions without closed forms and for
         requests with extra budgets or added constraints).
     """
-    name, scale = request.notion.name, 1.0
-    if name == "metric_dp" and request.options.get("spanner") is None:
-        # a discrete metric c·[x ≠ x'] makes ε·d-privacy (εc)-LDP: the LDP closed forms apply
-        discrete = _discrete_scale(request.options.get("metric"))
-        if discrete is not None:
-            name, scale = "ldp", discrete
-    if name not in CHECKED_NOTIONS or not request.is_plain:
+    if not request.is_plain:
         return []
-    if epsilon is not None:
-        epsilon = epsilon * scale
-    level = checked.level * scale if checked is not None and checked.level is not None else None
     matrix = None
     if checked is not None and checked.mechanism is not None:
         if checked.mechanism.matrix.shape[0] <= MAX_CHECKED_ROWS:
             matrix = checked.mechanism.matrix
-    return closed_form_checks(
+    return request.notion.closed_form_checks(
         request.prior,
         request.distortion,
-        name,
         "epsilon" if epsilon is not None else "max_distortion",
+        options=request.options,
         neighbors=request.neighbors,
         requested=epsilon if epsilon is not None else budget,
-        level=level,
+        level=checked.level if checked is not None else None,
         expected_distortion=checked.distortion if checked is not None else None,
         mechanism=matrix,
         status=status,
         least_achievable=least_achievable,
         tol=tol,
     )
-
-
-def _discrete_scale(metric) -> float | None:
-    """``c`` when ``metric`` is ``c·[x ≠ x']`` with ``c > 0`` (else ``None``)."""
-    matrix = getattr(metric, "matrix", None)
-    if matrix is None or matrix.shape[0] < 2:
-        return None
-    off = matrix[~np.eye(matrix.shape[0], dtype=bool)]
-    c = float(off[0])
-    if not (np.isfinite(c) and c > 0) or np.any(np.abs(off - c) > 1e-12 * c):
-        return None
-    return c
 
 
 def mismatch_text(failed: list) -> str:

@@ -20,7 +20,7 @@ from privopt.methods.cvxpy_program.method import (
     LARGE_LP_ENTRIES,
     LAST_RESORT_SOLVERS,
 )
-from privopt.methods.symmetric.method import NOTION_ALIASES
+from privopt.methods.symmetric.method import SOLVED_NOTIONS
 from privopt.request import DesignRequest
 from privopt.resources import format_bytes, max_memory, memory_reason
 
@@ -136,7 +136,7 @@ def _no_method(request: DesignRequest, limit: float) -> InputError:
 def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
     prior = request.prior
     if getattr(prior, "is_database", False) and not getattr(prior, "is_iid", True):
-        if request.notion.name in NOTION_ALIASES:
+        if request.notion.name in SOLVED_NOTIONS:
             return (
                 "with i.i.d. rows (give row_probs) and the row-wise Hamming distortion the "
                 "symmetric fast path solves it without a dense matrix; otherwise use fewer rows"
@@ -161,10 +161,11 @@ def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
 
 
 def _default_cvxpy_chain(request: DesignRequest) -> tuple[str, ...]:
-    if request.notion.convexity == "linear":
+    cone = request.notion.cone(request.options)
+    if cone == "linear":
         key = "linear_large" if request.entries >= LARGE_LP_ENTRIES else "linear"
         return CVXPY_CHAINS[key]
-    return CVXPY_CHAINS["exponential_cone"]
+    return CVXPY_CHAINS[cone]
 
 
 #: From this many mechanism entries a request that no method takes within the memory bound is

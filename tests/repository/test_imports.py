@@ -163,10 +163,10 @@ def test_the_registered_cvxpy_solvers_are_cvxpy_s_own():
     """The cvxpy methods are registered without cvxpy, from each solver's package
     (:data:`~privopt.methods.cvxpy_program.method.CVXPY_SOLVERS`): the same solvers as
     ``cvxpy.installed_solvers()`` (its nonlinear and GPU solvers aside), in cvxpy's order,
-    each given exponential-cone programs exactly when cvxpy's conic interface takes
-    ``ExpCone`` and the solver is not mixed-integer."""
+    each given exponential-cone (power-cone) programs exactly when cvxpy's conic interface
+    takes ``ExpCone`` (``PowCone3D``) and the solver is not mixed-integer."""
     cp = pytest.importorskip("cvxpy")
-    from cvxpy.constraints import ExpCone
+    from cvxpy.constraints import ExpCone, PowCone3D
     from cvxpy.reductions.solvers import defines
 
     from privopt.methods import METHODS
@@ -184,8 +184,15 @@ def test_the_registered_cvxpy_solvers_are_cvxpy_s_own():
             and ExpCone in solver.SUPPORTED_CONSTRAINTS
             and not solver.MIP_CAPABLE
         )
-        assert CVXPY_SOLVERS[name][1] == exp_cone, name
-        assert METHODS[name].handles_exp_cone == exp_cone, name
+        power_cone = (
+            solver is not None
+            and PowCone3D in solver.SUPPORTED_CONSTRAINTS
+            and not solver.MIP_CAPABLE
+        )
+        assert ("exponential_cone" in CVXPY_SOLVERS[name][1]) == exp_cone, name
+        assert ("power_cone" in CVXPY_SOLVERS[name][1]) == power_cone, name
+        assert METHODS[name].cones == CVXPY_SOLVERS[name][1], name
+        assert "linear" in METHODS[name].cones, name
 
 
 def test_deferred_exports_of_the_method_packages():

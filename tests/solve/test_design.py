@@ -1014,8 +1014,9 @@ def test_levels_beyond_float_range_solve_quietly(notion):
     """ε where ``e^ε`` overflows (710, 800, 1e300): the limit answer, certified, no warning
     (an OverflowError in the maximal-leakage closed form and overflow warnings in the
     repairs once came out of these); a sweep through them keeps every point."""
-    options = HUGE_LEVEL_OPTIONS.get(notion, {})
     prior = [0.5, 0.3, 0.2]
+    # a notion's own example options where none are given here (maximal α-leakage: α = 2)
+    options = HUGE_LEVEL_OPTIONS.get(notion, po.get_notion(notion).sample_options(po.Prior(prior)))
     least = po.design(prior, "hamming", notion, epsilon=math.inf, **options).distortion
     with warnings.catch_warnings():
         warnings.simplefilter("error")

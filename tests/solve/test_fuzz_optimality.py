@@ -72,6 +72,8 @@ def _instance(rng: np.random.Generator, notion: str) -> dict:
     if notion == "metric_dp":  # Euclidean distances between random points of the plane
         points = rng.random((k, 2))
         options["metric"] = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
+    if notion == "maximal_alpha_leakage":
+        options["alpha"] = float(rng.choice([1.5, 2.0, 3.0, math.inf]))
     return {"p": p, "d": d, "eps": eps, "options": options}
 
 
@@ -146,6 +148,22 @@ def _independent_program(notion: str, p, d, eps, options):
     elif notion == "maximal_leakage":
         t = cp.Variable(n_out)
         cons += [W[x, :] <= t for x in sup] + [cp.sum(t) <= e]
+    elif notion == "maximal_alpha_leakage" and math.isinf(options["alpha"]):
+        t = cp.Variable(n_out)
+        cons += [W[x, :] <= t for x in sup] + [cp.sum(t) <= e]
+    elif notion == "maximal_alpha_leakage":
+        # Σ_u W^α Q^{1−α} ≤ e^{(α−1)ε} per secret with a normalised Q, each term W^α Q^{1−α}
+        # ≤ T as W ≤ T^{1/α} Q^{1−1/α}: a weighted geometric mean (second-order cones)
+        alpha = options["alpha"]
+        Q = cp.Variable(n_out, nonneg=True)
+        T = cp.Variable((k, n_out), nonneg=True)
+        weights = {1.5: [2, 1], 2.0: [1, 1], 3.0: [1, 2]}[alpha]
+        cons.append(cp.sum(Q) == 1)
+        for x in sup:
+            cons += [
+                W[x, u] <= cp.geo_mean(cp.hstack([T[x, u], Q[u]]), weights) for u in range(n_out)
+            ]
+            cons.append(cp.sum(T[x, :]) <= math.exp((alpha - 1.0) * eps))
     elif notion == "robust_pml":
         for q in options["priors"]:
             q_u = q @ W

@@ -35,7 +35,7 @@ from privopt.methods.block_ipm.programs import (
     program_name,
 )
 from privopt.methods.multipliers import offer, wanted
-from privopt.methods.sparse_lp.method import WARM_SIMPLEX_ENTRIES
+from privopt.methods.sparse_lp.encodings import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
 from privopt.resources import COLUMN_FACTOR_BYTES, dense_pair_columns, estimate_bytes
 from privopt.status import Status

@@ -21,7 +21,14 @@ from privopt.model import NeighborRelation
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.request import DesignRequest
 
-__all__ = ["ENCODINGS", "register_encoding", "FullLP", "ReducedLP", "Encoding"]
+__all__ = [
+    "ENCODINGS",
+    "WARM_SIMPLEX_ENTRIES",
+    "register_encoding",
+    "FullLP",
+    "ReducedLP",
+    "Encoding",
+]
 
 
 @dataclass
@@ -208,9 +215,14 @@ class Encoding:
 
 #: Encodings by notion name.
 ENCODINGS: dict[str, Encoding] = {}
+#: Largest mechanism (entries) whose sweeps, and budget line searches, the warm-started dual
+#: simplex takes, per notion (given at registration, measured: see
+#: :func:`~privopt.methods.sparse_lp.method._auto_simplex`); ``block-ipm`` takes the larger
+#: ones of the single-alphabet notions. A notion without an entry is not warm-started.
+WARM_SIMPLEX_ENTRIES: dict[str, int] = {}
 
 
-def register_encoding(instance: Encoding, *notions: str) -> Encoding:
+def register_encoding(instance: Encoding, *notions: str, warm_simplex_entries: int = 0) -> Encoding:
     """Register ``instance`` as the encoding of the named notions.
 
     Parameters
@@ -219,6 +231,9 @@ def register_encoding(instance: Encoding, *notions: str) -> Encoding:
         The encoding.
     *notions : str
         Notion names (the keys of :data:`ENCODINGS`).
+    warm_simplex_entries : int
+        Largest mechanism whose sweeps go through the warm-started dual simplex
+        (:data:`WARM_SIMPLEX_ENTRIES`); 0 (the default) for none.
 
     Returns
     -------
@@ -234,6 +249,8 @@ def register_encoding(instance: Encoding, *notions: str) -> Encoding:
         if name in ENCODINGS:
             raise ValueError(f"notion {name!r} has a sparse-LP encoding already")
         ENCODINGS[name] = instance
+        if warm_simplex_entries > 0:
+            WARM_SIMPLEX_ENTRIES[name] = int(warm_simplex_entries)
     return instance
 
 
@@ -405,9 +422,9 @@ class PairRatios(Encoding):
         return best
 
 
-register_encoding(PairRatios(), "dp")
-register_encoding(PairRatios(all_pairs=True), "ldp")
-register_encoding(PairRatios(scaled=True), "identifiability")
+register_encoding(PairRatios(), "dp", warm_simplex_entries=2500)
+register_encoding(PairRatios(all_pairs=True), "ldp", warm_simplex_entries=4900)
+register_encoding(PairRatios(scaled=True), "identifiability", warm_simplex_entries=2500)
 
 
 class OutputLawRatios(Encoding):
@@ -506,8 +523,8 @@ class OutputLawRatios(Encoding):
         return float(max(np.log(N * f.max()), 0.0))
 
 
-register_encoding(OutputLawRatios(), "pml")
-register_encoding(OutputLawRatios(two_sided=True), "information_privacy")
+register_encoding(OutputLawRatios(), "pml", warm_simplex_entries=40_000)
+register_encoding(OutputLawRatios(two_sided=True), "information_privacy", warm_simplex_entries=4900)
 
 
 class ColumnMaxima(Encoding):
@@ -581,7 +598,7 @@ class ColumnMaxima(Encoding):
         return float(max(np.log(group.size * f.max()), 0.0))
 
 
-register_encoding(ColumnMaxima(), "maximal_leakage")
+register_encoding(ColumnMaxima(), "maximal_leakage", warm_simplex_entries=4900)
 
 
 class MetricRatios(Encoding):

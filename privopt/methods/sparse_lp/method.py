@@ -41,7 +41,12 @@ from privopt.methods.base import (
 )
 from privopt.methods.multipliers import offer, wanted
 from privopt.methods.sparse_lp.assembly import LinearProgram, RowBuilder
-from privopt.methods.sparse_lp.encodings import ENCODINGS, FullLP, ReducedLP
+from privopt.methods.sparse_lp.encodings import (
+    ENCODINGS,
+    WARM_SIMPLEX_ENTRIES,
+    FullLP,
+    ReducedLP,
+)
 from privopt.methods.sparse_lp.equitable import (
     EquitablePartition,
     equitable_partition,
@@ -76,18 +81,6 @@ __all__ = [
 MAX_VARIABLES = 2**21
 #: Largest alphabet for which a translation-invariant answer is also returned densely.
 MAX_DENSE = 4096
-#: Largest mechanism (entries) whose sweeps, and budget line searches, the warm-started dual
-#: simplex takes, per notion (measured: :func:`_auto_simplex`); ``block-ipm`` takes the
-#: larger ones of the single-alphabet notions.
-WARM_SIMPLEX_ENTRIES = {
-    "pml": 40_000,
-    "ldp": 4900,
-    "maximal_leakage": 4900,
-    "information_privacy": 4900,
-    "dp": 2500,
-    "identifiability": 2500,
-}
-
 _STATUS = {
     "optimal": Status.OPTIMAL,
     "infeasible": Status.INFEASIBLE,

@@ -74,15 +74,11 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from privopt.model import JointPrior, Prior
     from privopt.request import DesignRequest
 
-__all__ = ["Symmetric", "MAX_VERIFY_ORBITS", "NOTION_ALIASES"]
+__all__ = ["Symmetric", "MAX_VERIFY_ORBITS", "SOLVED_NOTIONS"]
 
-#: The notions the reduction solves, by the name it solves them under.
-NOTION_ALIASES = {
-    "dp": "dp",
-    "identifiability": "identifiability",
-    "mutual_information": "mutual_information",
-    "average_leakage": "mutual_information",
-}
+#: The notions the reduction solves (canonical names; aliases resolve through
+#: :func:`privopt.notions.get_notion`).
+SOLVED_NOTIONS = ("dp", "identifiability", "mutual_information")
 
 #: Largest number of orbits on which a solve re-measures its own product answer orbit by orbit
 #: (beyond, from the one-row kernel; both are exact for a product mechanism).
@@ -140,8 +136,8 @@ class Symmetric(Method):
             ``None`` when the method takes the request, else one phrase saying why not.
         """
         notion = request.notion.name
-        if notion not in NOTION_ALIASES:
-            return f"solves {', '.join(sorted(set(NOTION_ALIASES.values())))} only"
+        if notion not in SOLVED_NOTIONS:
+            return f"solves {', '.join(SOLVED_NOTIONS)} only"
         prior = request.prior
         if iid_rows(prior) is None:
             return "needs a database prior with i.i.d. rows (row_probs)"
@@ -205,7 +201,7 @@ class Symmetric(Method):
         prior = request.prior
         pi = iid_rows(prior)
         m, n = prior.m, prior.n
-        notion = NOTION_ALIASES[request.notion.name]
+        notion = request.notion.name
         task.emit(self.name, "start")
         answer = Answer(Status.OPTIMAL, self.name, details={"n_orbits": _orbits(m, n)})
         if notion == "mutual_information":

@@ -8,7 +8,7 @@ import numpy as np
 
 from privopt.errors import InputError
 from privopt.methods.symmetric.mechanism import SymmetricMechanism
-from privopt.methods.symmetric.method import NOTION_ALIASES
+from privopt.methods.symmetric.method import SOLVED_NOTIONS
 from privopt.methods.symmetric.orbits import (
     MAX_ORBITS,
     OrbitTable,
@@ -18,8 +18,9 @@ from privopt.methods.symmetric.orbits import (
 )
 from privopt.methods.symmetric.single_letter import one_row_mutual_information
 from privopt.model import DatabasePrior
+from privopt.notions import get_notion
 
-__all__ = ["verify_symmetric", "NOTION_ALIASES"]
+__all__ = ["verify_symmetric", "SOLVED_NOTIONS"]
 
 
 def _orbit_measures(mech: SymmetricMechanism, prior: DatabasePrior, notion: str) -> dict:
@@ -132,11 +133,10 @@ def verify_symmetric(
     """
     if not isinstance(mech, SymmetricMechanism):
         raise InputError("needs a SymmetricMechanism", "mechanism")
-    if notion not in NOTION_ALIASES:
-        raise InputError(
-            f"verifies {', '.join(sorted(NOTION_ALIASES))}, not {notion!r}", "privacy.notion"
-        )
-    notion = NOTION_ALIASES[notion]
+    name = get_notion(notion).name  # aliases resolve; an unknown name is refused there
+    if name not in SOLVED_NOTIONS:
+        raise InputError(f"verifies {', '.join(SOLVED_NOTIONS)}, not {notion!r}", "privacy.notion")
+    notion = name
     if not isinstance(prior, DatabasePrior) or not prior.is_iid:
         raise InputError("needs a DatabasePrior with row_probs (i.i.d. rows)", "prior")
     if (prior.m, prior.n) != (mech.m, mech.n):
