@@ -135,3 +135,41 @@ def test_the_architecture_page_names_every_layer():
     names = sorted(set(LAYERS) - {"__init__", "__main__"})
     unnamed = [n for n in names if f"{n}.py`" not in table and f"{n}/`" not in table]
     assert not unnamed, unnamed
+
+
+def _cycles(modules: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle among ``modules`` (module → the modules it imports), as paths."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        path.append(module)
+        for other in sorted(modules[module]):
+            if state.get(other) == 1:
+                found.append(path[path.index(other) :] + [other])
+            elif other not in state:
+                visit(other, path)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(modules):
+        if module not in state:
+            visit(module, [])
+    return found
+
+
+def test_the_solve_driver_has_no_import_cycle():
+    """Inside ``privopt.solve`` no module imports another that imports it back, at module
+    level or inside a function (the settings, the run, the point, the line search, the
+    driver, the sweeps and the executors depend one way)."""
+    solve = {_module_name(path): path for path in (PACKAGE / "solve").glob("*.py")}
+    graph = {
+        name: {m for m in _imports(path) if m in solve and m != name}
+        for name, path in solve.items()
+    }
+    graph.pop("privopt.solve", None)  # the package's __init__ re-exports its modules
+    graph = {name: {m for m in deps if m != "privopt.solve"} for name, deps in graph.items()}
+    assert _cycles(graph) == []
+    # the check finds a cycle where there is one
+    assert _cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
