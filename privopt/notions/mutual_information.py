@@ -246,9 +246,12 @@ class MutualInformation(Notion):
         mu = scale * float(dual_array(lctx.multipliers[0], ()))
         if not mu > 0:
             return None
-        return best_over_row_signs(
-            lctx, lambda a: -mu * _log_mean_exp(lctx.p_secret, -a / mu), -mu * lctx.level_value
-        )
+
+        def inner(a: np.ndarray) -> np.ndarray:
+            with np.errstate(over="ignore"):  # a tiny μ: ±inf exponents, a bound of −inf
+                return -mu * _log_mean_exp(lctx.p_secret, -a / mu)
+
+        return best_over_row_signs(lctx, inner, -mu * lctx.level_value)
 
     def level_lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """A lower bound on ``I(S;U)`` linear in the channel: the cross-entropy bound (when the

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -58,8 +59,14 @@ def test_markdown_python_blocks_run(path, tmp_path, monkeypatch):
         if "from distributed import" in code:
             pytest.importorskip("distributed")
         out = io.StringIO()
-        with contextlib.redirect_stdout(out):
+        # a page's example may show privopt's notes (e.g. a spanner's guarantee): recorded
+        # here, as a reader sees them, not leaked into the suite's summary
+        with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always")
             exec(compile(code, f"{path.name}[block {number}]", "exec"), namespace)  # noqa: S102
+        assert all(issubclass(n.category, UserWarning) for n in notes), [
+            str(n.message) for n in notes
+        ]
         if expected is not None:
             assert out.getvalue() == expected, (
                 f"block {number} of {path.name} printed:\n{out.getvalue()}"

@@ -482,6 +482,7 @@ SQUARED3 = (np.arange(3)[:, None] - np.arange(3)[None, :]).astype(float) ** 2
 
 
 @pytest.mark.parametrize("eps", [0.2, 0.5, 1.0])
+@pytest.mark.filterwarnings("ignore:the guarantee holds at the listed priors:UserWarning")
 def test_robust_pml_meets_every_prior(eps):
     priors = [P3, np.array([0.2, 0.3, 0.5]), np.array([0.6, 0.0, 0.4]), np.full(3, 1 / 3)]
     res = po.design(P3, HAMMING3, "robust_pml", epsilon=eps, priors=priors)

@@ -97,6 +97,7 @@ def meets(value: float, bound: float) -> bool:
 
 
 @pytest.mark.parametrize("notion", NOTIONS)
+@pytest.mark.filterwarnings("ignore:the guarantee holds at the listed priors:UserWarning")
 @settings(max_examples=30, **SETTINGS)
 @given(instance=instances())
 def test_epsilon_mode_answer_is_feasible_and_verified(notion, instance):
