@@ -10,7 +10,7 @@
   (``blahut-arimoto``);
 * :mod:`privopt.methods.block_ipm` — an interior point on the block-angular LP of the linear
   notions (one block per output column), for any prior (``block-ipm``);
-* :mod:`privopt.methods.closed_form` — Wang, Ying & Zhang's closed-form identifiability
+* :mod:`privopt.methods.wang_identifiability` — Wang, Ying & Zhang's closed-form identifiability
   optimum E_i (``wang-identifiability``).
 
 Each registers a :class:`~privopt.methods.base.Method` in :data:`METHODS`; the solve driver
@@ -25,10 +25,10 @@ the solve driver or the faces.
 from privopt.methods import (  # noqa: F401  (importing a module registers its methods)
     blahut_arimoto,
     block_ipm,
-    closed_form,
     cvxpy_program,
     sparse_lp,
     symmetric,
+    wang_identifiability,
 )
 from privopt.methods.base import (
     ALIASES,
