@@ -30,14 +30,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "measures": ("privopt.measures", None),
     "closed_form_checks": ("privopt.closed_form_checks", None),
     "paper_programs": ("privopt.paper_programs", None),
-    "f_information": ("privopt.f_information", None),
-    "guarantees": ("privopt.guarantees", None),
-    "gain": ("privopt.gain", None),
-    "disclosure": ("privopt.disclosure", None),
-    "counting": ("privopt.counting", None),
-    "persuasive": ("privopt.persuasive", None),
-    "LaplaceCounting": ("privopt.counting", "LaplaceCounting"),
-    "counting_query_prior": ("privopt.counting", "counting_query_prior"),
+    "f_information": ("privopt.audit.f_information", None),
+    "guarantees": ("privopt.audit.guarantees", None),
+    "gain": ("privopt.audit.gain", None),
+    "disclosure": ("privopt.audit.disclosure", None),
+    "counting": ("privopt.audit.counting", None),
+    "persuasive": ("privopt.audit.persuasive", None),
+    "LaplaceCounting": ("privopt.audit.counting", "LaplaceCounting"),
+    "counting_query_prior": ("privopt.audit.counting", "counting_query_prior"),
     "methods": ("privopt.methods", None),
     "validation": ("privopt.validation", None),
     "files": ("privopt.files", None),
@@ -101,8 +101,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         persuasive,
         validation,
     )
+    from privopt.audit.counting import LaplaceCounting, counting_query_prior
     from privopt.comparison import Comparison, compare
-    from privopt.counting import LaplaceCounting, counting_query_prior
     from privopt.methods import METHODS, method_names
     from privopt.methods.cvxpy_program import PrivacyProblem, build_problem
     from privopt.model import (

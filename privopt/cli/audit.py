@@ -209,7 +209,8 @@ def _optioned_levels(spec: ProblemSpec, matrix) -> dict[str, float]:
 def _paper_audits(spec: ProblemSpec, matrix) -> dict[str, Any]:
     """The audits beyond the leakage report: information measures always, the tail and event
     levels at ``[privacy] delta``, the least δ at ``[privacy] epsilon``."""
-    from privopt import disclosure, f_information, guarantees, measures, persuasive
+    from privopt import measures
+    from privopt.audit import disclosure, f_information, guarantees, persuasive
 
     prior = spec.prior
     out: dict[str, Any] = {

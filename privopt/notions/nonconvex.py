@@ -6,8 +6,8 @@ mechanisms: two mechanisms can meet the guarantee while their midpoint does not
 (e.g. for (ln 1.2, 0.1)-PML with a uniform binary prior, ``[[.2,0,.8],[0,0,1]]`` and
 ``[[.6,0,.4],[.4,0,.6]]`` both meet it and their midpoint has an output of mass 0.3 with
 leakage ln 4/3). They are measured exactly (:func:`privopt.measures.pml_tail_level`,
-:func:`privopt.measures.eml_level`, :func:`privopt.persuasive.probabilistic_dp_level`,
-:func:`privopt.guarantees.pml_least_delta`, …) but :func:`privopt.design` refuses them with
+:func:`privopt.measures.eml_level`, :func:`privopt.audit.persuasive.probabilistic_dp_level`,
+:func:`privopt.audit.guarantees.pml_least_delta`, …) but :func:`privopt.design` refuses them with
 an :class:`~privopt.errors.InputError` that names the reason and the convex stand-ins the
 papers give:
 
@@ -36,7 +36,7 @@ _PP_STAND_INS = (
     "convex stand-ins: δ = 0, i.e. notion 'dp' (pure ε-DP implies (ε,δ)-probabilistic DP and "
     "is persuasive privacy over two-point priors, Prop. 6 of the persuasive-privacy paper), "
     "'pml' (one prior) or 'ldp' (every prior); audit the answer with "
-    "privopt.persuasive.probabilistic_dp_delta / privopt.measures.persuasive_privacy_delta"
+    "privopt.audit.persuasive.probabilistic_dp_delta / privopt.measures.persuasive_privacy_delta"
 )
 
 #: Name → why it cannot be designed, and what to design instead.

@@ -25,12 +25,7 @@ LAYERS = {
     "validation": 2,
     "measures": 3,
     # beside the measures: numpy-only quantities and the papers' closed forms
-    "f_information": 4,
-    "guarantees": 4,
-    "gain": 4,
-    "disclosure": 4,
-    "counting": 4,
-    "persuasive": 4,
+    "audit": 4,
     "closed_forms": 4,
     "closed_form_checks": 4,
     "notions": 5,

@@ -374,7 +374,7 @@ class LaplaceCounting:
     def database_mechanism(self, edges: ArrayLike) -> Mechanism:
         """:meth:`count_mechanism` on the ``2ⁿ`` binary databases (``f`` the identity),
         in lexicographic order: usable with a ``DatabasePrior(2, n, …)`` and
-        :func:`privopt.disclosure.entry_pml_per_output`.
+        :func:`privopt.audit.disclosure.entry_pml_per_output`.
 
         Parameters
         ----------
