@@ -190,7 +190,7 @@ class MaximalAlphaLeakage(Notion):
         **options: Any,
     ) -> float:
         """``L_α`` of ``mechanism`` by :func:`privopt.measures.maximal_alpha_leakage` (the upper
-        end of a certified interval of width ≤ 1e-11 relative).
+        end of a certified interval: never below the true level).
 
         Parameters
         ----------

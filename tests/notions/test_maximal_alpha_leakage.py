@@ -313,3 +313,26 @@ def test_problem_file_with_infinite_order_and_bad_order_from_the_cli(tmp_path, c
     bad.write_text(text.format(alpha="1"))
     assert main(["solve", str(bad)]) == 2
     assert "privacy.alpha" in capsys.readouterr().err
+
+
+def test_a_failed_cone_solve_is_retried_once_with_shorter_steps(monkeypatch):
+    """Clarabel's "insufficient progress" on a power-cone program: the method tries once more
+    with ``max_step_fraction`` (CONE_RETRY_OPTIONS) before it reports a failure."""
+    from privopt.methods.cvxpy_program.method import CONE_RETRY_OPTIONS
+
+    real_solve = cp.Problem.solve
+    seen = []
+
+    def flaky(self, *args, **kwargs):
+        seen.append(dict(kwargs))
+        if "max_step_fraction" not in kwargs:
+            raise cp.SolverError("insufficient progress")
+        return real_solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", flaky)
+    res = po.design([0.5, 0.3, 0.2], "hamming", NOTION, epsilon=0.3, alpha=2, solver="CLARABEL")
+    assert res.status == "optimal" and res.certificate.certified
+    assert [k.get("max_step_fraction") for k in seen[:2]] == [
+        None,
+        CONE_RETRY_OPTIONS["CLARABEL"]["max_step_fraction"],
+    ]

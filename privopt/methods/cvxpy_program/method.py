@@ -140,6 +140,12 @@ EXP_CONE_OPTIONS = {
     },
     "ECOS": {"abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10},
 }
+#: Settings of a second attempt at a cone program whose first solve failed: Clarabel can
+#: stop with "insufficient progress" on power-cone programs (maximal α-leakage, 49 secrets,
+#: α = 1.5, a distortion scaled into [1, 2): failed at its default and at the tight settings
+#: above), and the same program with steps cut at 95 % of the way to the cone's boundary
+#: solved in 100 iterations, certified (relative gap 2.2e-7).
+CONE_RETRY_OPTIONS = {"CLARABEL": {"max_step_fraction": 0.95}}
 
 
 def _status(cvxpy_status: str) -> Status:
@@ -342,14 +348,24 @@ class CvxpyMethod(Method):
         task.emit(self.name, "start")
         if self.solver == "HIGHS":
             silence_highs_banner()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                problem.solve(solver=self.solver, warm_start=warm, **options)
-        except (cp.SolverError, ValueError, ArithmeticError) as exc:
-            return Answer(
-                Status.FAILED, self.name, message=str(exc), solve_time=time.perf_counter() - start
-            )
+        retry = (
+            CONE_RETRY_OPTIONS.get(self.solver) if pp.notion.cone(pp.options) != "linear" else None
+        )
+        while True:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    problem.solve(solver=self.solver, warm_start=warm, **options)
+                break
+            except (cp.SolverError, ValueError, ArithmeticError) as exc:
+                if retry is None or task.deadline.expired():
+                    return Answer(
+                        Status.FAILED,
+                        self.name,
+                        message=str(exc),
+                        solve_time=time.perf_counter() - start,
+                    )
+                options, retry = {**options, **retry}, None  # once, with shorter steps
         task.cache[("solved", id(problem))] = True
         wall = time.perf_counter() - start
         stats = problem.solver_stats
