@@ -4,7 +4,7 @@ Layers (a lower one never imports a higher one): :mod:`privopt.model` →
 :mod:`privopt.validation` → :mod:`privopt.measures` → :mod:`privopt.notions` →
 :mod:`privopt.request` → :mod:`privopt.methods` (the cvxpy program and the fast paths, one
 interface) → :mod:`privopt.solve` (the one driver) → faces (:mod:`privopt.cli`,
-:mod:`privopt.files`, :mod:`privopt.plotting`).
+:mod:`privopt.io.files`, :mod:`privopt.plotting`).
 
 ``import privopt`` is cheap: the public names below are imported on first use (PEP 562), so
 that the command line can handle Ctrl-C before numpy, scipy and cvxpy load, and so that
@@ -26,10 +26,10 @@ __version__ = "0.1.0"
 
 #: Public name → the module that defines it (``None``: the name is that submodule).
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "closed_forms": ("privopt.closed_forms", None),
+    "closed_forms": ("privopt.papers.closed_forms", None),
     "measures": ("privopt.measures", None),
-    "closed_form_checks": ("privopt.closed_form_checks", None),
-    "paper_programs": ("privopt.paper_programs", None),
+    "closed_form_checks": ("privopt.papers.closed_form_checks", None),
+    "paper_programs": ("privopt.papers.paper_programs", None),
     "f_information": ("privopt.audit.f_information", None),
     "guarantees": ("privopt.audit.guarantees", None),
     "gain": ("privopt.audit.gain", None),
@@ -40,7 +40,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "counting_query_prior": ("privopt.audit.counting", "counting_query_prior"),
     "methods": ("privopt.methods", None),
     "validation": ("privopt.validation", None),
-    "files": ("privopt.files", None),
+    "files": ("privopt.io.files", None),
+    "batch_files": ("privopt.io.batch_files", None),
     "compare": ("privopt.comparison", "compare"),
     "Comparison": ("privopt.comparison", "Comparison"),
     "PrivacyProblem": ("privopt.methods.cvxpy_program", "PrivacyProblem"),
@@ -87,22 +88,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from typing import Any
 
-    from privopt import (
-        closed_forms,
-        counting,
-        disclosure,
-        f_information,
-        files,
-        gain,
-        guarantees,
-        measures,
-        methods,
-        paper_programs,
-        persuasive,
-        validation,
-    )
+    from privopt import measures, methods, validation
+    from privopt.audit import counting, disclosure, f_information, gain, guarantees, persuasive
     from privopt.audit.counting import LaplaceCounting, counting_query_prior
     from privopt.comparison import Comparison, compare
+    from privopt.io import files
     from privopt.methods import METHODS, method_names
     from privopt.methods.cvxpy_program import PrivacyProblem, build_problem
     from privopt.model import (
@@ -121,6 +111,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from privopt.model.planar_laplace import planar_laplace
     from privopt.model.queries import query_distortion
     from privopt.notions import get_notion, notion_names
+    from privopt.papers import closed_forms, paper_programs
     from privopt.request import DesignRequest, prepare_request
     from privopt.solve import (
         CertificateReport,

@@ -63,9 +63,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privopt import closed_forms
 from privopt.errors import InputError, close_matches
 from privopt.model import DatabasePrior, Distortion
+from privopt.papers import closed_forms
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

@@ -25,7 +25,7 @@ def draw(out: Path, levels=LEVELS) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
     from privopt.plotting import plot_location, save_figure
     from privopt.solve.location import compare_with_laplace
 

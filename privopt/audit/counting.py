@@ -4,7 +4,8 @@
   ([Calmon-Fawaz] Examples 1–2), as a :class:`~privopt.model.JointPrior`.
 * :func:`laplace_mutual_information` — ``I(Y;U)`` for ``U = Y + Lap(1/ε)`` with ``Y``
   uniform on ``{0, k, 2k, …, n}``: the quantity [Calmon-Fawaz] Theorem 4 bounds below by
-  ``α log₂(1 + n/k) − 1`` bits (:func:`privopt.closed_forms.dp_mutual_information_lower_bound`).
+  ``α log₂(1 + n/k) − 1`` bits
+  (:func:`privopt.papers.closed_forms.dp_mutual_information_lower_bound`).
 * :class:`LaplaceCounting` — ``Y ∼ Lap(K/n, b)`` with ``K`` the number of entries with
   ``f(D_i) = 1`` ([Saeidian-Rethinking] Prop. 4.6): its exact PML about one entry (densities),
   its supremum, the Prop. 4.6 bound, and finite (binned) versions as
@@ -21,10 +22,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import signal, special, stats
 
-from privopt import closed_forms as cf
 from privopt.errors import InputError
 from privopt.measures import pml_per_output, with_unit
 from privopt.model import JointPrior, Mechanism
+from privopt.papers import closed_forms as cf
 from privopt.validation import as_positive_int, check_number, check_numbers
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
@@ -59,7 +60,7 @@ def counting_query_prior(n: int, p: float) -> JointPrior:
     ``Y = Σ_i S_i``.
 
     For binary entries ``H(S|Y=y) = ln C(n, y)`` and ``ζ(y) = C(n, y)/2ⁿ``
-    (:func:`privopt.closed_forms.zeta`), whatever ``p``.
+    (:func:`privopt.papers.closed_forms.zeta`), whatever ``p``.
 
     Parameters
     ----------

@@ -4,7 +4,7 @@
   (ε,δ)-PML (Def. 5) or (ε,δ)-EML (Def. 11, Theorem 3) at a given ε — the inverses of
   :func:`privopt.measures.pml_tail_level` and :func:`privopt.measures.eml_level`.
 
-Their composition (Theorem 4, parts 1–5) is in :mod:`privopt.closed_forms`
+Their composition (Theorem 4, parts 1–5) is in :mod:`privopt.papers.closed_forms`
 (``adaptive_composition_*``).
 
 These are audits and bounds, not design programs: (ε,δ)-PML and (ε,δ)-EML are not convex

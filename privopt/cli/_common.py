@@ -18,38 +18,38 @@ from ._output import _fmt, _note
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
     from privopt.methods.base import Deadline
 
 
 # The problem-file layer imports the notions and cvxpy (about a second): it is imported on
 # first use, so that ``privopt --help`` and argument errors answer at once.
 def load_problem(*args, **kwargs) -> ProblemSpec:
-    """:func:`privopt.files.load_problem` (a validated problem file), imported on first use."""
-    from privopt.files import load_problem as load
+    """:func:`privopt.io.files.load_problem` (a validated problem file), imported on first use."""
+    from privopt.io.files import load_problem as load
 
     return load(*args, **kwargs)
 
 
 def parse_problem(*args, **kwargs) -> ProblemSpec:
-    """:func:`privopt.files.parse_problem` (a validated problem), imported on first use."""
-    from privopt.files import parse_problem as parse
+    """:func:`privopt.io.files.parse_problem` (a validated problem), imported on first use."""
+    from privopt.io.files import parse_problem as parse
 
     return parse(*args, **kwargs)
 
 
 def load_mechanism(*args, **kwargs):
-    """:func:`privopt.files.load_mechanism` (a mechanism, dense or structured), imported on
+    """:func:`privopt.io.files.load_mechanism` (a mechanism, dense or structured), imported on
     first use."""
-    from privopt.files import load_mechanism as load
+    from privopt.io.files import load_mechanism as load
 
     return load(*args, **kwargs)
 
 
 def check_reference(*args, **kwargs) -> list[dict]:
-    """:func:`privopt.files.check_reference` (one record ``{"key", "expected", "got", "ok"}``
+    """:func:`privopt.io.files.check_reference` (one record ``{"key", "expected", "got", "ok"}``
     per checked quantity), imported on first use."""
-    from privopt.files import check_reference as check
+    from privopt.io.files import check_reference as check
 
     return check(*args, **kwargs)
 

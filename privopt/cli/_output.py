@@ -18,7 +18,7 @@ from privopt._io import escape_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
 
 #: Largest mechanism printed in full in the human-readable output.

@@ -28,7 +28,7 @@ from ._output import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

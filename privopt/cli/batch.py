@@ -1,5 +1,5 @@
 """``privopt batch``: many problem files into one results table, resumably, in parallel
-(:mod:`privopt.batch_files`)."""
+(:mod:`privopt.io.batch_files`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ._output import _note
 
 def cmd_batch(args: argparse.Namespace) -> int:
     """``privopt batch``: solve problem files into a results table, resumably
-    (:mod:`privopt.batch_files`).
+    (:mod:`privopt.io.batch_files`).
 
     Parameters
     ----------
@@ -25,7 +25,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     int
         The exit code: 0 every problem has a result, 3 some were recorded with an error.
     """
-    from privopt.batch_files import print_line, run_batch
+    from privopt.io.batch_files import print_line, run_batch
 
     if args.scheduler and args.workers is not None:
         raise InputError("give --workers or --scheduler, not both", "--workers")

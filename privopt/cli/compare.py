@@ -14,7 +14,7 @@ from ._output import _fmt, _header, _lines, _note, _print_json, _wrote
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.comparison import Comparison
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ from ._output import _csv_value, _fmt, _header, _lines, _note, _print_json, _wro
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
     from privopt.methods.base import Deadline
 
 

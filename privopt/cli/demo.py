@@ -20,7 +20,7 @@ from .solve import _solve_spec, _solve_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
 #: Default file name of the demo's figure.
 DEMO_FIGURE = "privopt-demo.png"

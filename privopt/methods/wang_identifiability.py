@@ -13,8 +13,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from privopt.closed_form_checks import identifiability_candidate, wang_identifiability_applies
 from privopt.methods.base import Answer, Certificate, Method, Stopping, Task, register
+from privopt.papers.closed_form_checks import (
+    identifiability_candidate,
+    wang_identifiability_applies,
+)
 from privopt.status import Status
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time

@@ -192,7 +192,7 @@ class Mechanism:
         """Adaptive composition: release ``Y ~ p(y|x)`` (this mechanism) and then
         ``Z ~ p(z|x, y)``, which sees both the input and ``Y``; the joint release ``(y, z)``
         has ``p(y, z|x) = p(y|x) p(z|x, y)`` ([Saeidian-PML], Sec. III-B; its PML is
-        bounded by :func:`privopt.closed_forms.adaptive_composition_pml`).
+        bounded by :func:`privopt.papers.closed_forms.adaptive_composition_pml`).
 
         Parameters
         ----------

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privopt import closed_form_checks as checks
 from privopt.errors import InputError, close_matches
 from privopt.model import NeighborRelation
+from privopt.papers import closed_form_checks as checks
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
@@ -743,7 +743,7 @@ class Notion:
     ) -> list:
         """The papers' closed forms that pin an answer of this notion down, checked on it.
 
-        By default those of :func:`privopt.closed_form_checks.closed_form_checks` for the
+        By default those of :func:`privopt.papers.closed_form_checks.closed_form_checks` for the
         notion's name (none when it has no closed form there). A notion whose options make
         another notion's closed forms apply (a discrete metric, α = ∞) or bound its optimum
         overrides this.

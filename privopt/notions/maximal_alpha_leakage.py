@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privopt import closed_form_checks as checks
 from privopt import measures
 from privopt.model import as_prior
 from privopt.notions._pairwise import repair_terms
@@ -43,6 +42,7 @@ from privopt.notions.base import (
     register,
 )
 from privopt.notions.maximal_leakage import MaximalLeakage
+from privopt.papers import closed_form_checks as checks
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp

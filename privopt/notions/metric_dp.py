@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privopt import closed_form_checks as checks
 from privopt import measures
 from privopt.errors import InputError
 from privopt.model.metric import Metric, MetricPairs, pair_level
@@ -52,6 +51,7 @@ from privopt.notions.base import (
     dual_array,
     register,
 )
+from privopt.papers import closed_form_checks as checks
 from privopt.validation import secret_index
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from privopt.closed_form_checks import identifiability_least_level
 from privopt.errors import InfeasibleError
+from privopt.papers.closed_form_checks import identifiability_least_level
 from privopt.solve.point import PointOutcome, Run, least_distortion_with_extras
 from privopt.solve.results import LineSearchInfo
 from privopt.solve.verification import distortion_tolerance, repair_distortion, verify

@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from privopt.closed_form_checks import MAX_DENSE as MAX_CHECKED_ROWS
-from privopt.closed_form_checks import identifiability_bound
 from privopt.errors import (
     InputError,
     PrivoptError,
     SolverError,
 )
 from privopt.methods.base import Answer, Certificate, Deadline, Method, ProgressEvent, Task
+from privopt.papers.closed_form_checks import MAX_DENSE as MAX_CHECKED_ROWS
+from privopt.papers.closed_form_checks import identifiability_bound
 from privopt.request import DesignRequest
 from privopt.resources import max_memory as memory_bound
 from privopt.solve.isolation import run_isolated, should_isolate

@@ -368,7 +368,8 @@ class DesignResult:
         has one.
     closed_form : list of ClosedFormCheck
         Every closed form of the papers that applies to the request, checked on the answer
-        (:mod:`privopt.closed_form_checks`); an answer that contradicts one is never returned.
+        (:mod:`privopt.papers.closed_form_checks`); an answer that contradicts one is never
+        returned.
     extra : dict
         Further notes.
     warm_state : object or None

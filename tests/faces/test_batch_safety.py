@@ -22,9 +22,9 @@ import pytest
 
 import privopt as po
 from privopt import batch_files
-from privopt.batch_files import problem_key, read_results, run_batch, solve_problem_data
 from privopt.errors import TaskLostError
-from privopt.files import read_referenced_files, read_toml
+from privopt.io.batch_files import problem_key, read_results, run_batch, solve_problem_data
+from privopt.io.files import read_referenced_files, read_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBLEMS = ROOT / "problems"
@@ -194,7 +194,7 @@ def test_every_file_key_of_the_format_is_collected():
         "distortion": {"metric": {"file": "e.csv"}, "extra": [{"metric": {"file": "f.csv"}}]},
     }
     assert batch_files.read_referenced_files  # the batch's reader is the files module's
-    from privopt.files import referenced_files
+    from privopt.io.files import referenced_files
 
     assert referenced_files(data) == ["a.csv", "b.csv", "c.csv", "d.csv", "e.csv", "f.csv"]
 

@@ -22,7 +22,7 @@ import pytest
 
 from privopt import InputError, SolverError
 from privopt.cli import DEMO_FIGURE, main
-from privopt.files import check_reference, load_mechanism, load_problem
+from privopt.io.files import check_reference, load_mechanism, load_problem
 from privopt.notions import STANDARD_NOTIONS, notion_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -529,7 +529,7 @@ def test_distortion_budget_below_the_least_is_infeasible(tmp_path, capsys):
 
 # --- failures: exit 3, a message, a traceback only with --debug -------------------------------
 def test_solver_failure_exits_3(monkeypatch, capsys):
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
     def boom(self, *args, **kwargs):
         raise SolverError("no solver could solve the program (tried HIGHS)")
@@ -540,7 +540,7 @@ def test_solver_failure_exits_3(monkeypatch, capsys):
 
 
 def test_unexpected_error_exits_3_without_traceback(monkeypatch, capsys):
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
     def boom(self, *args, **kwargs):
         raise RuntimeError("something odd")

@@ -35,7 +35,7 @@ import pytest
 import privopt._io as pio
 from privopt import InputError, Mechanism
 from privopt.cli import main
-from privopt.files import load_mechanism, load_problem
+from privopt.io.files import load_mechanism, load_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "problems" / "maximal_leakage.toml"  # single alphabet, 3 symbols: fast
@@ -169,7 +169,7 @@ def test_curve_csv_on_a_full_disk_keeps_the_existing_table(tmp_path, capsys, dis
 
 
 def test_outputs_are_checked_before_solving(tmp_path, capsys, monkeypatch):
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
     def no_solving(*args, **kwargs):
         raise AssertionError("solved before the output was checked")
@@ -244,7 +244,7 @@ def test_stream_paths_are_refused_before_solving(tmp_path, capsys, monkeypatch):
     """``/dev/stdout``, ``/dev/fd/N``, ``/proc/*/fd/N`` and links to them name a stream of the
     process, not a file: refused up front (the atomic rename would replace the file that
     stdout is redirected to, or fail late on a pipe)."""
-    from privopt.files import ProblemSpec
+    from privopt.io.files import ProblemSpec
 
     def no_solving(*args, **kwargs):
         raise AssertionError("solved before the output was checked")
@@ -409,14 +409,14 @@ def test_tomllib_is_quadratic_on_dotted_keys():
 
 
 def test_the_60kb_dotted_key_file_is_refused_quickly(tmp_path, capsys, monkeypatch):
-    import privopt.files.loader
+    import privopt.io.files.loader
 
     problem = write(tmp_path, "dotted.toml", _dotted(30_000))
     assert 59_000 < problem.stat().st_size < 61_000
     parsed = []  # refused before the parser sees it (before the fix: 22 s and 3.5 GB in it)
-    real_loads = privopt.files.loader.tomllib.loads  # the parser read_toml calls
+    real_loads = privopt.io.files.loader.tomllib.loads  # the parser read_toml calls
     monkeypatch.setattr(
-        privopt.files.loader.tomllib,
+        privopt.io.files.loader.tomllib,
         "loads",
         lambda text: parsed.append(len(text)) or real_loads(text),
     )

@@ -12,7 +12,7 @@ import pytest
 import privopt as po
 from privopt import InputError
 from privopt.cli import main
-from privopt.files import csv_number, load_mechanism, load_problem
+from privopt.io.files import csv_number, load_mechanism, load_problem
 from privopt.model.location import LocationGrid
 
 PROBLEM = """

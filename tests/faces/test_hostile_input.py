@@ -490,7 +490,7 @@ def _problem(tmp_path, privacy: str, solver: str = "", name: str = "p.toml"):
 
 @pytest.mark.parametrize("neighbors", ['"all"', "[[0, 1], [1, 2]]", "{ edges = [[0, 1]] }"])
 def test_a_file_refuses_neighbours_on_a_notion_that_takes_none(tmp_path, neighbors):
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     path = _problem(tmp_path, f'notion = "pml"\nepsilon = 1\nneighbors = {neighbors}')
     with pytest.raises(InputError) as info:
@@ -513,7 +513,7 @@ def test_a_file_refuses_neighbours_on_a_notion_that_takes_none(tmp_path, neighbo
 
 @pytest.mark.parametrize("limit", ["-5", "-0.5", "-inf", "nan"])
 def test_a_file_time_limit_must_not_be_negative(tmp_path, limit):
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', f"[solver]\ntime_limit = {limit}\n")
     with pytest.raises(InputError) as info:
@@ -529,14 +529,14 @@ def test_a_file_time_limit_must_not_be_negative(tmp_path, limit):
     "limit, expected", [("0", 0.0), ("0.0", 0.0), ("2.5", 2.5), ("1e10", 1e10)]
 )
 def test_a_file_time_limit_from_zero_up_is_read(tmp_path, limit, expected):
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     path = _problem(tmp_path, 'notion = "pml"\nepsilon = 1', f"[solver]\ntime_limit = {limit}\n")
     assert load_problem(path).time_limit == expected
 
 
 def test_an_empty_prior_list_is_called_empty(tmp_path):
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     path = tmp_path / "p.toml"
     path.write_text(

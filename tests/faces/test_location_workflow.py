@@ -14,7 +14,7 @@ pytest.importorskip("matplotlib")
 
 import privopt as po  # noqa: E402
 from privopt.cli import main  # noqa: E402
-from privopt.files import load_problem  # noqa: E402
+from privopt.io.files import load_problem  # noqa: E402
 from privopt.model.location import (  # noqa: E402
     LocalProjection,
     LocationGrid,

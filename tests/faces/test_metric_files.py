@@ -13,7 +13,7 @@ import pytest
 
 import privopt as po
 from privopt.cli import main
-from privopt.files import load_problem
+from privopt.io.files import load_problem
 from privopt.model.location import LocationGrid
 
 

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure  # noqa: E402
 import privopt as po  # noqa: E402
 from privopt import InputError, plotting  # noqa: E402
 from privopt.cli import main  # noqa: E402
-from privopt.files import load_problem  # noqa: E402
+from privopt.io.files import load_problem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EIGHT = [

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import privopt as po  # noqa: E402
 from privopt import plotting  # noqa: E402
-from privopt.files import load_problem  # noqa: E402
+from privopt.io.files import load_problem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGETS = list(np.linspace(0.05, 1, 8))

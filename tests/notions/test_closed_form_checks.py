@@ -22,9 +22,9 @@ from scipy.optimize import linprog
 
 from privopt import DatabasePrior, Distortion, JointPrior, Prior, all_pairs, hamming_neighbors
 from privopt import closed_forms as cf
-from privopt.closed_form_checks import ClosedFormCheck, closed_form_checks
 from privopt.errors import InputError
 from privopt.model import NeighborRelation
+from privopt.papers.closed_form_checks import ClosedFormCheck, closed_form_checks
 
 ln = math.log
 
@@ -236,7 +236,7 @@ def test_record_to_dict_is_json_ready():
 def test_docstrings_and_sources_cite_papers_not_spec():
     import re
 
-    import privopt.closed_form_checks as mod
+    import privopt.papers.closed_form_checks as mod
 
     source_text = open(mod.__file__, encoding="utf-8").read()
     assert not re.search(r"spec[/ §.]|math\.md|\[00\d\]", source_text)
@@ -1070,7 +1070,7 @@ def test_large_non_iid_database_only_prior_free_checks():
 # The shipped problem files: their reference answers pass every check that applies
 # =============================================================================================
 def _problem_checks(path):
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
     from privopt.notions import get_notion
 
     spec = load_problem(path)
@@ -1138,7 +1138,7 @@ def test_every_shipped_hamming_problem_reports_its_checks_in_the_json(capsys):
     import pathlib
 
     from privopt.cli import main
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     root = pathlib.Path(__file__).resolve().parents[2] / "problems"
     seen = 0

@@ -135,7 +135,7 @@ def test_leakage_report_contains_the_notion(notion):
 
 
 def test_every_notion_has_a_problem_file():
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     covered = {load_problem(path).notion for path in glob.glob("problems/*.toml")}
     assert set(notion_names()) <= covered

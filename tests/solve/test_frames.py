@@ -89,7 +89,7 @@ def test_result_list_refuses_other_items():
 
 
 def test_batch_table_as_a_frame(tmp_path):
-    from privopt.batch_files import BATCH_COLUMNS, read_results_frame, run_batch
+    from privopt.io.batch_files import BATCH_COLUMNS, read_results_frame, run_batch
 
     out = tmp_path / "results.csv"
     empty = read_results_frame(out)

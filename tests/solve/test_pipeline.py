@@ -198,7 +198,7 @@ name = "block-ipm"
 time_limit = 600
 """
     )
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     spec = load_problem(path)
     assert spec.time_limit == 600
@@ -276,7 +276,7 @@ def test_notion_options_are_declared_once_and_validated_everywhere(tmp_path):
         '[prior]\nprobs = [0.5, 0.5]\n[distortion]\nkind = "hamming"\n'
         '[privacy]\nnotion = "pml"\nepsilon = 0.4\npriors = [[0.5, 0.5]]\n'
     )
-    from privopt.files import load_problem
+    from privopt.io.files import load_problem
 
     with pytest.raises(po.InputError, match=r"p.toml: privacy.priors: the notion 'pml' takes no"):
         load_problem(path)

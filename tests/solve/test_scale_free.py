@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import privopt as po
-from privopt.closed_forms import epsilon_tilde_x, epsilon_x, h, h_inv
 from privopt.notions import notion_names
+from privopt.papers.closed_forms import epsilon_tilde_x, epsilon_x, h, h_inv
 from privopt.solve.driver import distortion_scale
 
 LINEAR = ["ldp", "pml", "identifiability", "information_privacy", "maximal_leakage", "dp"]

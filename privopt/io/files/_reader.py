@@ -138,7 +138,7 @@ def _rewrap(path: str, exc: InputError) -> InputError:
 
 class _Reader:
     """The checks every section of a problem file is read with (the sections are mixins of
-    :class:`privopt.files.loader._Parser`; one may use another's methods through ``self``)."""
+    :class:`privopt.io.files.loader._Parser`; one may use another's methods through ``self``)."""
 
     def __init__(self, path: str, purpose: str, files: dict | None = None):
         self.path = path

@@ -25,9 +25,9 @@ import scipy.sparse as sp
 from scipy import optimize, stats
 from scipy.special import comb
 
-from privopt import closed_forms as cf
 from privopt.errors import InputError, SolverError
 from privopt.model import Distortion, JointPrior, database_digits, hamming_neighbors
+from privopt.papers import closed_forms as cf
 from privopt.validation import as_positive_int, check_number
 
 __all__ = [

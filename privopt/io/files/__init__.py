@@ -13,11 +13,11 @@ and types of what it reads; the values are checked by the same validation as the
 (:mod:`privopt.validation`, :func:`privopt.request.prepare_request`), so a mistake gets the
 same message in a file and in Python.
 
-One module per section: :mod:`~privopt.files.prior`, :mod:`~privopt.files.distortion`,
-:mod:`~privopt.files.privacy` (with ``[solver]``), :mod:`~privopt.files.mechanism` (with
-``[composition]`` and mechanism files), :mod:`~privopt.files.reference`; the checks they share
-in ``_reader``, :class:`ProblemSpec` in :mod:`~privopt.files.spec`, and the loader (the TOML
-document, the files it names, the sections in turn) in :mod:`~privopt.files.loader`. The public
+One module per section: :mod:`~privopt.io.files.prior`, :mod:`~privopt.io.files.distortion`,
+:mod:`~privopt.io.files.privacy` (with ``[solver]``), :mod:`~privopt.io.files.mechanism` (with
+``[composition]`` and mechanism files), :mod:`~privopt.io.files.reference`; the checks they share
+in ``_reader``, :class:`ProblemSpec` in :mod:`~privopt.io.files.spec`, and the loader (the TOML
+document, the files it names, the sections in turn) in :mod:`~privopt.io.files.loader`. The public
 names are importable from here.
 
 Optional keys beyond the basic format (all documented in docs/problem-files.md):

@@ -55,7 +55,7 @@ from typing import IO, Any
 
 from privopt._io import atomic_write, check_output_path, read_input_file
 from privopt.errors import InputError, PrivoptError
-from privopt.files import ReferencedFile, parse_problem, read_referenced_files, read_toml
+from privopt.io.files import ReferencedFile, parse_problem, read_referenced_files, read_toml
 from privopt.status import Status
 
 try:  # POSIX: the lock of a shared output
@@ -150,9 +150,9 @@ def problem_key(data: dict, files: dict[str, ReferencedFile] | None = None) -> s
     Parameters
     ----------
     data : dict
-        The parsed TOML document (:func:`privopt.files.read_toml`).
+        The parsed TOML document (:func:`privopt.io.files.read_toml`).
     files : dict, optional
-        The files it names, read (:func:`privopt.files.read_referenced_files`).
+        The files it names, read (:func:`privopt.io.files.read_referenced_files`).
 
     Returns
     -------
@@ -201,7 +201,7 @@ def solve_problem_data(
         Seconds; overrides the file's ``[solver] time_limit``.
     files : dict, optional
         The files the document names, read by the caller
-        (:func:`privopt.files.read_referenced_files`); then nothing is read from disk
+        (:func:`privopt.io.files.read_referenced_files`); then nothing is read from disk
         here. ``None``: read them from disk relative to ``path``.
 
     Returns
@@ -210,7 +210,7 @@ def solve_problem_data(
         The row; a file that cannot be solved gives a row with status ``error``, never an
         exception.
     """
-    from privopt.files import check_reference
+    from privopt.io.files import check_reference
 
     start = time.perf_counter()
     worker = f"{socket.gethostname()}:{os.getpid()}"

@@ -33,7 +33,7 @@ functions of Wang, Ying & Zhang (2016), eqs. (36) and (19)):
   that of the best constant release, and any budget at least that costs level 0.
 
 Corollary 2 of Calmon & Fawaz (the ζ form) rewrites the maximum-information-leakage program
-into an equivalent one but gives no closed value; it is in :mod:`privopt.paper_programs`.
+into an equivalent one but gives no closed value; it is in :mod:`privopt.papers.paper_programs`.
 
 All values are in nats.
 """
@@ -47,7 +47,6 @@ from functools import cached_property
 
 import numpy as np
 
-from privopt import closed_forms as cf
 from privopt.errors import InfeasibleError, InputError, PrivoptError
 from privopt.measures import shannon_entropy
 from privopt.model import (
@@ -58,6 +57,7 @@ from privopt.model import (
     Prior,
     database_digits,
 )
+from privopt.papers import closed_forms as cf
 
 __all__ = [
     "ClosedFormCheck",
@@ -1109,7 +1109,7 @@ def _lip_checks(view: _HammingView, ans: _Answer) -> list[ClosedFormCheck]:
     source = (
         f"{_CF}, Def. 6 (LIP: e^−ε ≤ p(x|u)/p(x) ≤ e^ε); P(U = X) ≤ E max_x p(x|u) and the "
         "symmetric channel attains the largest admissible posterior (derived in "
-        "privopt.closed_forms.lip_uniform_hamming_distortion)"
+        "privopt.papers.closed_forms.lip_uniform_hamming_distortion)"
     )
     cond = f"uniform prior on k = {k} symbols, Hamming distortion"
     if ans.eps_mode:
