@@ -121,6 +121,7 @@ def test_epsilon_mode_answer_is_feasible_and_verified(notion, instance):
 
 
 @pytest.mark.parametrize("notion", NOTIONS)
+@pytest.mark.filterwarnings("ignore:.*of the sweep.*listed priors:UserWarning")
 @settings(max_examples=20, **SETTINGS)
 @given(instance=instances(), n_points=st.integers(4, 5))
 def test_sweep_distortion_is_non_increasing(notion, instance, n_points):
