@@ -326,6 +326,9 @@ class Notion:
     zero_means_independent : bool
         True when "level ≤ 0" says exactly that ``p(u|s)`` is the same for every secret of
         the support (:meth:`independent_at_zero`).
+    output_law_constraints : float
+        Constraints per secret and output written on the output law ``p(u)`` (0 for the
+        notions on pairs of secrets), for :meth:`constraint_nonzeros`.
     direct_level : bool
         True when the level itself is a convex objective (then max_distortion mode is one
         solve); otherwise max_distortion mode is a line search over ε.
@@ -350,6 +353,9 @@ class Notion:
     options: ClassVar[tuple[NotionOption, ...]] = ()
     convexity: ClassVar[str] = "linear"
     zero_means_independent: ClassVar[bool] = False
+    #: Constraints per secret and output written on the output law ``p(u)`` (PML and the
+    #: information notions: 1; information privacy: 2), for :meth:`constraint_nonzeros`.
+    output_law_constraints: ClassVar[float] = 0.0
     direct_level: ClassVar[bool] = False
     uses_neighbors: ClassVar[bool] = False
     parameter: ClassVar[str] = "exp"
@@ -560,9 +566,14 @@ class Notion:
         Returns
         -------
         float or None
-            ``None`` by default: counted from the notion's pairs of secrets
-            (:meth:`pair_count`), or ``2·|S|·|U|`` for a notion without pairs.
+            ``output_law_constraints·|S|·|U|·(|Y| + 1)`` for a notion whose constraints are
+            written on the output law ``p(u) = Σ_y p(y) W[y,u]`` (:attr:`output_law_constraints`
+            of them per secret and output, ``|Y| + 1`` non-zeros each); otherwise ``None``:
+            counted from the notion's pairs of secrets (:meth:`pair_count`), or ``2·|S|·|U|``
+            for a notion without pairs.
         """
+        if self.output_law_constraints:
+            return self.output_law_constraints * n_secrets * n_outputs * (n_inputs + 1)
         return None
 
     def min_level(

@@ -7,7 +7,6 @@ Parameter ``c = e^ε`` keeps the program DPP.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,26 +33,7 @@ class InformationPrivacy(Notion):
     zero_means_independent = True  # level 0: every posterior is the prior
     parameter = "exp"
     source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
-
-    def constraint_nonzeros(
-        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
-    ) -> float:
-        """Non-zeros in the dense program: two sides of each of the ``|S|·|U|`` output-law
-        constraints, ``|Y| + 1`` non-zeros each.
-
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
-
-        Returns
-        -------
-        float
-            The count.
-        """
-        return 2.0 * n_secrets * n_outputs * (n_inputs + 1)
+    output_law_constraints = 2.0
 
     def measure(
         self,

@@ -7,7 +7,6 @@ difference of entropies.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,26 +41,7 @@ class MutualInformation(Notion):
     direct_level = True
     parameter = "linear"
     source = "Calmon-Fawaz Def. 3, Thm 1; Wang et al. Def. 4"
-
-    def constraint_nonzeros(
-        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
-    ) -> float:
-        """Non-zeros in the dense program: ``p(u) = Σ_y p(y) W[y,u]`` appears in each of the
-        ``|S|·|U|`` constraints, ``|Y| + 1`` non-zeros each.
-
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
-
-        Returns
-        -------
-        float
-            The count.
-        """
-        return float(n_secrets) * n_outputs * (n_inputs + 1)
+    output_law_constraints = 1.0
 
     def measure(
         self,

@@ -6,7 +6,6 @@ Saeidian et al. [Saeidian-PML] Def. 4 and Thm 1; [Saeidian-Rethinking] Def. 2.3.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,26 +31,7 @@ class PointwiseMaximalLeakage(Notion):
     zero_means_independent = True  # level 0 forces p(u|s) = p(u)
     parameter = "exp"
     source = "Saeidian et al. Def. 4, Thm 1"
-
-    def constraint_nonzeros(
-        self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
-    ) -> float:
-        """Non-zeros in the dense program: ``p(u) = Σ_y p(y) W[y,u]`` appears in each of the
-        ``|S|·|U|`` constraints, ``|Y| + 1`` non-zeros each.
-
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
-
-        Returns
-        -------
-        float
-            The count.
-        """
-        return float(n_secrets) * n_outputs * (n_inputs + 1)
+    output_law_constraints = 1.0
 
     def measure(
         self,
