@@ -220,36 +220,47 @@ def choose_methods(
     # which of them applies must not depend on the unit of d either
     request = scaled_request(request)[0]
     if solver is None:
-        fast = [
-            m
-            for m in METHODS.values()
-            if m.family != "cvxpy"
-            and why_not(m, request, limit) is None
-            and m.auto(request, sweep=sweep)
-        ]
-        fast.sort(key=lambda m: -m.priority)
-        cvx = [
-            METHODS[n]
-            for n in _default_cvxpy_chain(request)
-            if n in METHODS and why_not(METHODS[n], request, limit) is None
-        ]
-        rescue = [
-            m
-            for m in METHODS.values()
-            if m not in fast
-            and m.family != "cvxpy"
-            and why_not(m, request, limit) is None
-            and m.rescues(request)
-        ]
-        rescue.sort(key=lambda m: -m.priority)
-        last = [m for m in cvx if m.name in LAST_RESORT_SOLVERS]
-        chain = fast + [m for m in cvx if m not in last] + rescue + last
-        if not chain:  # nothing measured for this size: every method that fits, by priority
-            chain = [m for m in METHODS.values() if why_not(m, request, limit) is None]
-            chain.sort(key=lambda m: -m.priority)
-        if not chain:
-            raise _no_method(request, limit)
-        return MethodChain(chain)
+        return _automatic_chain(request, sweep, limit)
+    return _named_chain(request, solver, limit)
+
+
+def _automatic_chain(request: DesignRequest, sweep: bool, limit: float) -> MethodChain:
+    """The methods picked without being named: the fast paths that choose themselves (by
+    priority), the default cvxpy chain, the rescue methods, the last-resort solvers."""
+    fast = [
+        m
+        for m in METHODS.values()
+        if m.family != "cvxpy"
+        and why_not(m, request, limit) is None
+        and m.auto(request, sweep=sweep)
+    ]
+    fast.sort(key=lambda m: -m.priority)
+    cvx = [
+        METHODS[n]
+        for n in _default_cvxpy_chain(request)
+        if n in METHODS and why_not(METHODS[n], request, limit) is None
+    ]
+    rescue = [
+        m
+        for m in METHODS.values()
+        if m not in fast
+        and m.family != "cvxpy"
+        and why_not(m, request, limit) is None
+        and m.rescues(request)
+    ]
+    rescue.sort(key=lambda m: -m.priority)
+    last = [m for m in cvx if m.name in LAST_RESORT_SOLVERS]
+    chain = fast + [m for m in cvx if m not in last] + rescue + last
+    if not chain:  # nothing measured for this size: every method that fits, by priority
+        chain = [m for m in METHODS.values() if why_not(m, request, limit) is None]
+        chain.sort(key=lambda m: -m.priority)
+    if not chain:
+        raise _no_method(request, limit)
+    return MethodChain(chain)
+
+
+def _named_chain(request: DesignRequest, solver: str | Sequence[str], limit: float) -> MethodChain:
+    """The methods the user named, in order, each checked against the request."""
     try:
         names = [solver] if isinstance(solver, str) else list(solver)
     except TypeError:
