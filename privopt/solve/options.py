@@ -21,15 +21,14 @@ from privopt.resources import max_memory as memory_bound
 from privopt.solve.units import check_unit
 from privopt.validation import check_callable, check_flag, check_time_limit, check_tolerance
 
-__all__ = ["SolveOptions", "DEFAULT_TOL", "method_cache"]
+__all__ = ["SolveOptions", "DEFAULT_TOL", "check_solver_options", "method_cache"]
 
 #: Default bracket width of the budget-mode line search (nats).
 DEFAULT_TOL = 1e-7
 
 
-def method_cache(solver_options: Mapping | None) -> dict:
-    """``{method name: {option: value}}`` checked and laid out as the methods read it from the
-    run's cache (keys ``("options", name)``).
+def check_solver_options(solver_options: Mapping | None) -> dict[str, dict]:
+    """``{method name: {option: value}}``, checked.
 
     Parameters
     ----------
@@ -39,7 +38,7 @@ def method_cache(solver_options: Mapping | None) -> dict:
     Returns
     -------
     dict
-        A new dict (the run's cache starts from it).
+        A new dict of new dicts (empty for ``None``).
 
     Raises
     ------
@@ -57,7 +56,29 @@ def method_cache(solver_options: Mapping | None) -> dict:
                 f"{type(opts).__name__} {opts!r}",
                 "solver_options",
             )
-    return {("options", str(name)): dict(opts) for name, opts in solver_options.items()}
+    return {str(name): dict(opts) for name, opts in solver_options.items()}
+
+
+def method_cache(solver_options: Mapping | None) -> dict:
+    """Checked solver options laid out as the methods read them from the run's cache (keys
+    ``("options", name)``).
+
+    Parameters
+    ----------
+    solver_options : mapping, optional
+        As for :func:`check_solver_options`.
+
+    Returns
+    -------
+    dict
+        A new dict (the run's cache starts from it).
+
+    Raises
+    ------
+    InputError
+        Field ``solver_options``, when it is not a mapping of mappings.
+    """
+    return {("options", name): opts for name, opts in check_solver_options(solver_options).items()}
 
 
 @dataclass(frozen=True)
@@ -151,7 +172,7 @@ class SolveOptions:
             time_limit=check_time_limit(time_limit, "time_limit"),
             raise_on_infeasible=check_flag(raise_on_infeasible, "raise_on_infeasible"),
             on_progress=check_callable(on_progress, "on_progress"),
-            solver_options={k[1]: v for k, v in method_cache(solver_options).items()},
+            solver_options=check_solver_options(solver_options),
             max_memory=bound,
             unit=check_unit(unit),
         )
