@@ -71,6 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = cli_main(argv)
     except KeyboardInterrupt:
         return _interrupted()
+    except Exception:
+        # an import the interrupt broke: numpy turns a KeyboardInterrupt inside its extension's
+        # import into an ImportError ("PyCapsule_Import could not import module datetime";
+        # seen in CI with Ctrl-C at the start of the imports)
+        if interrupted:
+            return _interrupted()
+        raise
     finally:
         if installed:
             signal.signal(signal.SIGINT, previous)
