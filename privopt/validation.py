@@ -57,6 +57,8 @@ __all__ = [
     "NEIGHBOR_NAMES",
     "DISTORTION_NAMES",
     "LEVEL_TOL",
+    "OBJECTIVE_RTOL",
+    "DISTORTION_FLOOR",
     "level_tolerance",
     "MIN_TOLERANCE",
     "MAX_TOLERANCE",
@@ -98,6 +100,16 @@ MAX_TOLERANCE = 0.1
 #: Absolute slack on a re-measured level, per unit of ``1 + ε`` (nats): the solve driver's
 #: feasibility test, also used by methods that check their own answers.
 LEVEL_TOL = 1e-9
+#: Largest relative gap (objective − lower bound)/(floor + |objective|) for status
+#: ``optimal`` (the floor: :func:`privopt.solve.verification.objective_floor`); also the gap at
+#: which methods that watch their own certificate know the driver will accept it.
+OBJECTIVE_RTOL = 1e-6
+#: The floor of a distortion objective's scale, per unit of the distortion's largest entry:
+#: an answer is certified when ``gap ≤ OBJECTIVE_RTOL·(|objective| + max d / 8)``. The same
+#: for every unit of ``d``; for a distortion whose largest entry is below 8 it is at least
+#: as strict as the absolute floor of 1 used before (a floor of ``max d`` itself let an
+#: answer 70 times the optimum of 1.9e-8 pass on ``d = |i − j|``, 5 symbols, max d = 4).
+DISTORTION_FLOOR = 0.125
 
 
 def level_tolerance(eps: float) -> float:

@@ -39,7 +39,7 @@ from privopt.model import Mechanism
 from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.solve.results import CertificateReport
-from privopt.validation import LEVEL_TOL, level_tolerance
+from privopt.validation import DISTORTION_FLOOR, LEVEL_TOL, OBJECTIVE_RTOL, level_tolerance
 
 __all__ = [
     "Verified",
@@ -58,15 +58,6 @@ __all__ = [
 REPAIR_TOL = 1e-10
 #: Absolute slack on a re-measured distortion, per unit of ``1 + D``.
 DISTORTION_TOL = 1e-7
-#: Largest relative gap (objective − lower bound)/(floor + |objective|) for status
-#: ``optimal`` (the floor: :func:`objective_floor`).
-OBJECTIVE_RTOL = 1e-6
-#: The floor of a distortion objective's scale, per unit of the distortion's largest entry:
-#: an answer is certified when ``gap ≤ OBJECTIVE_RTOL·(|objective| + max d / 8)``. The same
-#: for every unit of ``d``; for a distortion whose largest entry is below 8 it is at least
-#: as strict as the absolute floor of 1 used before (a floor of ``max d`` itself let an
-#: answer 70 times the optimum of 1.9e-8 pass on ``d = |i − j|``, 5 symbols, max d = 4).
-DISTORTION_FLOOR = 0.125
 
 
 def distortion_tolerance(budget: float) -> float:
