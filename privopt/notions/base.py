@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from privopt._docstrings import complete_overrides
 from privopt.errors import InputError, close_matches
 from privopt.model import NeighborRelation
 from privopt.papers import closed_form_checks as checks
@@ -314,6 +315,10 @@ class DesignContext:
 class Notion:
     """Base class of a privacy notion (see the module docstring).
 
+    An override in a subclass documents what it does for its notion; the ``Parameters``
+    and ``Returns`` sections it leaves out are those of the method here
+    (:mod:`privopt._docstrings`).
+
     Class attributes
     ----------------
     name : str
@@ -361,6 +366,12 @@ class Notion:
     parameter: ClassVar[str] = "exp"
     source: ClassVar[str] = ""
     largest_written_level: ClassVar[float] = 30.0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # an override documents what it does; the Parameters and Returns it leaves out are
+        # the overridden method's (privopt._docstrings)
+        super().__init_subclass__(**kwargs)
+        complete_overrides(cls)
 
     # --- measure --------------------------------------------------------------------------
     def measure(

@@ -41,11 +41,6 @@ class DifferentialPrivacy(Notion):
         """True for the all-pairs relation: DP at level 0 then makes ``p(u|s)`` the same for
         every secret of the support.
 
-        Parameters
-        ----------
-        neighbors : NeighborRelation or None
-            The relation on the secrets.
-
         Returns
         -------
         bool
@@ -62,37 +57,12 @@ class DifferentialPrivacy(Notion):
     ) -> float:
         """The DP level ``ln max_{s~s', u} p(u|s)/p(u|s')`` (Wang, Ying & Zhang 2016, Def. 3),
         by :func:`privopt.measures.dp_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (its secret support).
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            The relation on the secrets; ``None`` for Hamming neighbours on a database prior and
-            all pairs otherwise.
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
         """
         return measures.dp_level(prior, mechanism, neighbors)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u|s')`` for every pair ``s ~ s'`` of the support (Wang, Ying & Zhang
         2016, Def. 3).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and its expressions; ``ctx.neighbors`` is the relation on the
-            support rows.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -114,21 +84,6 @@ class DifferentialPrivacy(Notion):
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u|s')`` on every pair of
         the support, in closed form.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret support is used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation
-            The relation on the secrets (required here).
-        **options
-            Ignored.
-
         Returns
         -------
         float
@@ -140,13 +95,6 @@ class DifferentialPrivacy(Notion):
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u|s'))`` over the pairs (with the auxiliary column
         minimum for all pairs), linear in the channel.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``) and ``neighbors``.
-        duals : list
-            The dual values of :meth:`constraints`, in order.
 
         Returns
         -------

@@ -48,37 +48,12 @@ class Identifiability(Notion):
     ) -> float:
         """The identifiability level ``ln max_{s~s', u} p(s|u)/p(s'|u)`` (Wang, Ying & Zhang 2016,
         Def. 2), by :func:`privopt.measures.identifiability_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            The relation on the secrets; ``None`` for Hamming neighbours on a database prior and
-            all pairs otherwise.
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
         """
         return measures.identifiability_level(prior, mechanism, neighbors)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(s) p(u|s) ≤ e^ε p(s') p(u|s')`` for every pair ``s ~ s'`` of the support (Wang,
         Ying & Zhang 2016, Def. 2, written as an LP in the mechanism).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and its expressions; ``ctx.neighbors`` is the relation on the
-            support rows.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -95,14 +70,6 @@ class Identifiability(Notion):
     ) -> float:
         """``ε_X`` over the relation restricted to the support (Wang, Ying & Zhang 2016,
         eq. (18) and Lemma 3): :func:`privopt.measures.least_identifiability_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        neighbors : NeighborRelation or None
-            The relation on the secrets; ``None`` for Hamming neighbours on a database prior and
-            all pairs otherwise.
 
         Returns
         -------
@@ -127,21 +94,6 @@ class Identifiability(Notion):
         Entries where the anchor itself is not strictly feasible (at ``ε = ε_X``) are left to the
         re-measurement.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation
-            The relation on the secrets (required here).
-        **options
-            Ignored (the notion takes none).
-
         Returns
         -------
         float
@@ -154,15 +106,6 @@ class Identifiability(Notion):
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(s) p(u|s) − e^ε p(s') p(u|s'))`` over the pairs (with the auxiliary
         column minimum for all pairs), linear in the channel.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``), ``neighbors`` and
-            ``p_secret``.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

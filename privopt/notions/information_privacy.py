@@ -44,35 +44,12 @@ class InformationPrivacy(Notion):
     ) -> float:
         """The information privacy (LIP) level ``max_{s, u} |ln p(u|s)/p(u)|`` (Calmon & Fawaz 2012,
         Def. 6), by :func:`privopt.measures.information_privacy_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
         """
         return measures.information_privacy_level(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u)`` and ``p(u) ≤ e^ε p(u|s)`` for every secret of the support and
         every output (Calmon & Fawaz 2012, Def. 6).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -94,21 +71,6 @@ class InformationPrivacy(Notion):
         """The least weight of the anchor that restores both ``p(u|s) ≤ e^ε p(u)`` and
         ``p(u) ≤ e^ε p(u|s)`` on the support, in closed form (the larger of the two weights).
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
         Returns
         -------
         float
@@ -126,14 +88,6 @@ class InformationPrivacy(Notion):
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ₁ (p(u|s) − e^ε p(u)) + Σ λ₂ (p(u) − e^ε p(u|s))``, linear in the
         channel and the output law.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``).
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

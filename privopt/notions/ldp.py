@@ -45,13 +45,6 @@ class LocalDifferentialPrivacy(Notion):
         (:func:`~privopt.notions._pairwise.ratio_constraints`): two rows per secret and output
         (measured: k = 200, 107 MB; counted pair by pair, the estimate was 7.6 GB).
 
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
-
         Returns
         -------
         float
@@ -69,35 +62,12 @@ class LocalDifferentialPrivacy(Notion):
     ) -> float:
         """The LDP level ``ln max_{u, s, s'} p(u|s)/p(u|s')`` over the support (Saeidian et al.
         2023, Def. 14), by :func:`privopt.measures.ldp_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
         """
         return measures.ldp_level(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u|s')`` for every pair of secrets of the support (Saeidian et al. 2023,
         Def. 14), as ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` per output.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -119,21 +89,6 @@ class LocalDifferentialPrivacy(Notion):
         """The least weight of the anchor that restores ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` on the
         support for every output, in closed form.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
         Returns
         -------
         float
@@ -145,14 +100,6 @@ class LocalDifferentialPrivacy(Notion):
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of the all-pairs ratio constraints' Lagrangian (with the auxiliary column
         minimum eliminated), linear in the channel.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``).
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

@@ -133,11 +133,6 @@ class MaximalAlphaLeakage(Notion):
     def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
         """Order 2 (a power-cone program).
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            A small prior.
-
         Returns
         -------
         dict
@@ -147,11 +142,6 @@ class MaximalAlphaLeakage(Notion):
 
     def cone(self, options: dict) -> str:
         """``"linear"`` at ``α = ∞`` (the maximal-leakage LP), ``"power_cone"`` otherwise.
-
-        Parameters
-        ----------
-        options : dict
-            The validated options (``alpha``).
 
         Returns
         -------
@@ -166,13 +156,6 @@ class MaximalAlphaLeakage(Notion):
         """Non-zeros in the dense program: one power cone per channel entry (the channel's
         ``|Y|`` inputs, or 1 when the secret is the input, and ``T``, ``R``), and the rows of
         ``T``.
-
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
 
         Returns
         -------
@@ -191,17 +174,6 @@ class MaximalAlphaLeakage(Notion):
     ) -> float:
         """``L_α`` of ``mechanism`` by :func:`privopt.measures.maximal_alpha_leakage` (the upper
         end of a certified interval: never below the true level).
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its support counts).
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``alpha``.
 
         Returns
         -------
@@ -239,15 +211,6 @@ class MaximalAlphaLeakage(Notion):
           bounds (the Hamming knapsack; the rate–distortion function on Hamming distortion).
         * Level 0 forces ``U`` independent of the secret (``D_α(P‖Q) = 0`` only for ``P = Q``):
           the best constant release ([Calmon-Fawaz] Thm 2 form).
-
-        Parameters
-        ----------
-        prior, distortion, mode, neighbors, requested, level, expected_distortion
-            As in :meth:`Notion.closed_form_checks <privopt.notions.Notion.closed_form_checks>`.
-        mechanism, status, least_achievable, tol
-            Likewise (the mechanism is compared entrywise only at ``α = ∞``).
-        options : mapping
-            ``alpha``.
 
         Returns
         -------
@@ -315,11 +278,6 @@ class MaximalAlphaLeakage(Notion):
         """``e^{L_α}`` as a convex objective: ``Σ_u max_s p(u|s)`` at ``α = ∞``; for finite α use
         :meth:`level_program` (the minimum over the auxiliary ``R`` needs its constraints).
 
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-
         Returns
         -------
         cvxpy.Expression
@@ -339,11 +297,6 @@ class MaximalAlphaLeakage(Notion):
         cones), whose optimum is ``e^{L_α}`` ([Liao-Alpha] Thm 2 in its min-max form); at
         ``α = ∞`` the maximal-leakage program ``Σ_u t_u``, ``p(u|s) ≤ t_u``.
 
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-
         Returns
         -------
         tuple of (cvxpy.Expression, list of cvxpy.Constraint)
@@ -357,11 +310,6 @@ class MaximalAlphaLeakage(Notion):
     def level_from_objective(self, value: float) -> float:
         """``L_α = ln v`` of the optimal value ``v`` of :meth:`level_program`.
 
-        Parameters
-        ----------
-        value : float
-            The optimal ``Σ_u R_u``.
-
         Returns
         -------
         float
@@ -371,13 +319,6 @@ class MaximalAlphaLeakage(Notion):
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``L_α ≤ ε``: :meth:`level_program`'s constraints and ``Σ_u R_u ≤ e^ε``.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -400,13 +341,6 @@ class MaximalAlphaLeakage(Notion):
         own multiplier where that is larger): ``T`` and ``R`` drop out and the term
         ``−Σ w p(u|s) − Σ_s λ_s − μ e^ε`` is ``≤ 0`` on every mechanism with ``L_α ≤ ε``.
         At ``α = ∞``, the maximal-leakage terms.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``) and ``options``.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order.
 
         Returns
         -------
@@ -431,13 +365,6 @@ class MaximalAlphaLeakage(Notion):
         ``Σ_s v[s, u] ≤ 1`` for every output (then ``R ≥ 0`` drops out, and ``T`` with
         ``λ_s = max_u u[s, u]``). At ``α = ∞``, the maximal-leakage terms.
 
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data.
-        duals : list
-            The dual values of the :meth:`level_program` constraints.
-
         Returns
         -------
         LagrangeTerms or None
@@ -458,11 +385,6 @@ class MaximalAlphaLeakage(Notion):
     # --- levels and repair --------------------------------------------------------------------
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``ln |supp S|``: ``L_α ≤ L_∞ ≤ ln |supp S|`` for every mechanism.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
 
         Returns
         -------
@@ -485,21 +407,6 @@ class MaximalAlphaLeakage(Notion):
         (``R = anchor``, where ``Σ_u a^α a^{1−α} = 1``), joint convexity of ``p^α R^{1−α}``
         makes the mixtures feasible with ``Σ R = (1−θ) e^{L} + θ``; ``θ = (e^L − e^ε)/(e^L − 1)``
         suffices (as for maximal leakage).
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``alpha``.
 
         Returns
         -------

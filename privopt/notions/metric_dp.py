@@ -264,11 +264,6 @@ class MetricPrivacy(Notion):
     def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
         """The discrete metric.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            A small prior.
-
         Returns
         -------
         dict
@@ -294,15 +289,6 @@ class MetricPrivacy(Notion):
     ) -> list:
         """A discrete metric ``c·[x ≠ x']`` (without a spanner) makes ε·d-privacy
         ``(c ε)``-LDP: the LDP closed forms at level ``c·ε``; no check otherwise.
-
-        Parameters
-        ----------
-        prior, distortion, mode, neighbors, requested, level, expected_distortion
-            As in :meth:`Notion.closed_form_checks <privopt.notions.Notion.closed_form_checks>`.
-        mechanism, status, least_achievable, tol
-            Likewise.
-        options : mapping
-            ``metric`` and ``spanner``.
 
         Returns
         -------
@@ -340,22 +326,6 @@ class MetricPrivacy(Notion):
         spanner's edges with ``spanner``) (Chatzikokolakis et al. 2013, Def. 3), by
         :func:`privopt.measures.metric_dp_level`.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``metric`` (required, validated here) and ``spanner`` (optional).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
-
         Raises
         ------
         InputError
@@ -376,15 +346,6 @@ class MetricPrivacy(Notion):
         ``spanner``): computed once (``O(k³)`` for a metric given by a matrix or points) and
         kept on the metric, where the methods find them again.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``metric`` (validated) and ``spanner``.
-
         Returns
         -------
         int
@@ -399,14 +360,6 @@ class MetricPrivacy(Notion):
 
         The ratios are parameters derived from ``level``; a hook appended to
         ``ctx.level_hooks`` updates them when the level changes.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and its expressions; ``ctx.options`` holds ``metric`` and
-            ``spanner``.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -445,21 +398,6 @@ class MetricPrivacy(Notion):
         ``p(u|a) ≤ e^{ε d(a,b)} p(u|b)`` on every constraint pair of the support (exponents
         capped at 700, as in every repair), in closed form.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``metric`` and ``spanner``, as :meth:`validate_options` returns them.
-
         Returns
         -------
         float
@@ -485,14 +423,6 @@ class MetricPrivacy(Notion):
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|a) − e^{ε d(a,b)} p(u|b) − o_ab)`` over the constraint pairs,
         with ``o_ab = 1`` for the pairs left out at this level and 0 otherwise.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level`` (ε) and ``options``.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------
@@ -524,17 +454,6 @@ class MetricPrivacy(Notion):
         """The constraint pairs written and, with a spanner, the guarantee on the full metric
         (a message, hence a warning: the level holds on the spanner's edges) and the exact
         metric level re-measured on every pair.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            The designed ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        level : float
-            The level the mechanism meets on the constraint pairs (nats).
-        **options
-            ``metric`` (required, validated here) and ``spanner`` (optional).
 
         Returns
         -------

@@ -42,35 +42,12 @@ class PointwiseMaximalLeakage(Notion):
     ) -> float:
         """The PML level ``max_u ln max_s p(u|s)/p(u)`` over the support (Saeidian et al. 2023,
         Def. 4 and Thm 1), by :func:`privopt.measures.pml_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
         """
         return measures.pml_level(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u)`` for every secret of the support and every output (Saeidian et al.
         2023, Thm 1).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -82,11 +59,6 @@ class PointwiseMaximalLeakage(Notion):
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``ε_max = −ln min_{s ∈ supp} p(s)``: every mechanism is ε_max-PML (Saeidian et al. 2023,
         Lemma 2), by :func:`privopt.measures.epsilon_max`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
 
         Returns
         -------
@@ -107,21 +79,6 @@ class PointwiseMaximalLeakage(Notion):
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u)`` on the support, in
         closed form.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
         Returns
         -------
         float
@@ -135,14 +92,6 @@ class PointwiseMaximalLeakage(Notion):
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u))``, linear in the channel and the output law.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``).
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

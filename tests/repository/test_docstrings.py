@@ -1,0 +1,106 @@
+"""The docstrings of overriding methods (privopt._docstrings): an override that leaves out
+its ``Parameters`` or ``Returns`` shows the overridden method's, and every public method of
+every notion shows a whole numpy docstring that names each of its parameters."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from privopt._docstrings import complete_overrides, completed_docstring, numpy_sections
+from privopt.notions import get_notion, notion_names
+
+BASE = """Do something.
+
+    Parameters
+    ----------
+    x : int
+        The input.
+
+    Returns
+    -------
+    int
+        The output.
+
+    Raises
+    ------
+    NotImplementedError
+        Always.
+    """
+
+
+def test_sections_are_split_from_the_text():
+    head, sections = numpy_sections(BASE)
+    assert head == "Do something."
+    assert list(sections) == ["Parameters", "Returns", "Raises"]
+    assert sections["Returns"].splitlines() == ["Returns", "-------", "int", "    The output."]
+    assert numpy_sections("Only a summary.") == ("Only a summary.", {})
+
+
+def test_an_override_takes_what_it_leaves_out_but_not_raises():
+    own = """Do it this way.
+
+    Returns
+    -------
+    int
+        Always 3.
+    """
+    head, sections = numpy_sections(completed_docstring(own, BASE))
+    assert head == "Do it this way."
+    assert list(sections) == ["Parameters", "Returns"]  # Raises is the base's own
+    assert "x : int" in sections["Parameters"] and "Always 3." in sections["Returns"]
+    assert completed_docstring(None, BASE) == inspect.cleandoc(BASE)
+    assert completed_docstring(own, None) is own
+    whole = BASE.replace("Do something.", "Mine.")
+    assert completed_docstring(whole, BASE) is whole  # nothing left out: unchanged
+
+
+def test_complete_overrides_changes_only_the_class_own_public_functions():
+    class Base:
+        def run(self, x):
+            return x
+
+        run.__doc__ = BASE
+
+        def _hidden(self):
+            """Base."""
+
+    class Child(Base):
+        def run(self, x):
+            """Child's way."""
+            return 2 * x
+
+        def _hidden(self):
+            """Child."""
+
+        def extra(self):
+            """Not an override."""
+
+    complete_overrides(Child)
+    assert numpy_sections(Child.run.__doc__)[0] == "Child's way."
+    assert "x : int" in Child.run.__doc__
+    assert Child._hidden.__doc__ == "Child." and Child.extra.__doc__ == "Not an override."
+    assert Base.run.__doc__ == BASE and Child().run(2) == 4
+
+
+def _public_functions(cls: type):
+    for name in dir(cls):
+        function = getattr(cls, name)
+        if not name.startswith("_") and inspect.isfunction(function):
+            yield name, function
+
+
+@pytest.mark.parametrize("name", notion_names())
+def test_every_notion_method_has_a_whole_numpy_docstring(name):
+    cls = type(get_notion(name))
+    for attr, function in _public_functions(cls):
+        head, sections = numpy_sections(inspect.getdoc(function) or "")
+        assert head and "Returns" in sections, f"{cls.__name__}.{attr}"
+        params = [p for p in inspect.signature(function).parameters if p != "self"]
+        for param in params:
+            documented = rf"^(\*\*)?(\w+, )*{param}\b"
+            assert re.search(documented, sections.get("Parameters", ""), re.M), (
+                f"{cls.__name__}.{attr}: {param}"
+            )
