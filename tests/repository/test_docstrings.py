@@ -1,6 +1,7 @@
 """The docstrings of overriding methods (privopt._docstrings): an override that leaves out
 its ``Parameters`` or ``Returns`` shows the overridden method's, and every public method of
-every notion shows a whole numpy docstring that names each of its parameters."""
+every notion and of every method shows a whole numpy docstring that names each of its
+parameters."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import pytest
 
 from privopt._docstrings import complete_overrides, completed_docstring, numpy_sections
+from privopt.methods import METHODS
 from privopt.notions import get_notion, notion_names
 
 BASE = """Do something.
@@ -92,9 +94,7 @@ def _public_functions(cls: type):
             yield name, function
 
 
-@pytest.mark.parametrize("name", notion_names())
-def test_every_notion_method_has_a_whole_numpy_docstring(name):
-    cls = type(get_notion(name))
+def _check_whole_docstrings(cls: type) -> None:
     for attr, function in _public_functions(cls):
         head, sections = numpy_sections(inspect.getdoc(function) or "")
         assert head and "Returns" in sections, f"{cls.__name__}.{attr}"
@@ -104,3 +104,13 @@ def test_every_notion_method_has_a_whole_numpy_docstring(name):
             assert re.search(documented, sections.get("Parameters", ""), re.M), (
                 f"{cls.__name__}.{attr}: {param}"
             )
+
+
+@pytest.mark.parametrize("name", notion_names())
+def test_every_notion_method_has_a_whole_numpy_docstring(name):
+    _check_whole_docstrings(type(get_notion(name)))
+
+
+@pytest.mark.parametrize("cls", sorted({type(m) for m in METHODS.values()}, key=str), ids=str)
+def test_every_method_class_has_whole_numpy_docstrings(cls):
+    _check_whole_docstrings(cls)

@@ -58,18 +58,7 @@ class BlahutArimoto(Method):
     )
 
     def unsupported(self, request: DesignRequest) -> str | None:
-        """See :meth:`~privopt.methods.base.Method.unsupported`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-
-        Returns
-        -------
-        str or None
-            ``None`` when supported, else why not.
-        """
+        """See :meth:`~privopt.methods.base.Method.unsupported`."""
         if request.notion.name != "mutual_information":
             return "solves mutual_information only"
         if isinstance(request.prior, JointPrior):
@@ -86,20 +75,7 @@ class BlahutArimoto(Method):
         return None
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
-        """See :meth:`~privopt.methods.base.Method.auto`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-        sweep : bool
-            Whether the request is a sweep.
-
-        Returns
-        -------
-        bool
-            Whether to pick this method unasked.
-        """
+        """See :meth:`~privopt.methods.base.Method.auto`."""
         # certified by its duality gap and faster than the exponential-cone program at every
         # size measured from k = 30 on (benchmarks/README.md: ×11 at k = 30, ×4102 at k = 200).
         # Joint priors: first-order (multiplicative) steps, measured slower than Clarabel on
@@ -111,11 +87,6 @@ class BlahutArimoto(Method):
 
     def solve(self, task: Task) -> Answer:
         """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Parameters
-        ----------
-        task : Task
-            One point of the request.
 
         Returns
         -------

@@ -238,18 +238,7 @@ class CvxpyMethod(Method):
         self.description = f"the cvxpy program solved by {solver} ({cones} programs)"
 
     def unsupported(self, request: DesignRequest) -> str | None:
-        """See :meth:`~privopt.methods.base.Method.unsupported`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-
-        Returns
-        -------
-        str or None
-            ``None`` when supported, else why not.
-        """
+        """See :meth:`~privopt.methods.base.Method.unsupported`."""
         cone = request.notion.cone(request.options)
         if cone not in self.cones:
             kind = cone.replace("_", " ")
@@ -261,18 +250,7 @@ class CvxpyMethod(Method):
         return None
 
     def solves_budget(self, request: DesignRequest) -> bool:
-        """See :meth:`~privopt.methods.base.Method.solves_budget`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-
-        Returns
-        -------
-        bool
-            Whether budget points are answered by this method itself.
-        """
+        """See :meth:`~privopt.methods.base.Method.solves_budget`."""
         return bool(request.notion.direct_level)
 
     # --- the program ------------------------------------------------------------------------
@@ -307,11 +285,6 @@ class CvxpyMethod(Method):
 
     def solve(self, task: Task) -> Answer:
         """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Parameters
-        ----------
-        task : Task
-            One point of the request.
 
         Returns
         -------
