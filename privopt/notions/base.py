@@ -37,6 +37,7 @@ __all__ = [
     "DesignContext",
     "LagrangeContext",
     "LagrangeTerms",
+    "RepairPoint",
     "NOTIONS",
     "register",
     "get_notion",
@@ -232,6 +233,40 @@ def dual_array(value: ArrayLike | None, shape: tuple[int, ...]) -> np.ndarray:
     if value is None:
         return np.zeros(shape)
     return np.clip(np.broadcast_to(np.asarray(value, dtype=float), shape), 0.0, None)
+
+
+@dataclass(frozen=True)
+class RepairPoint:
+    """An answer to repair by mixing in a constant mechanism: the arguments of
+    :meth:`Notion.repair_weight`, as :meth:`Notion.closed_form_repair` takes them.
+
+    Attributes
+    ----------
+    prior : Prior | JointPrior | DatabasePrior
+    channel : numpy.ndarray
+        ``p(u|s)`` of the answer, ``|S| × |U|`` (rows of secrets outside the support are
+        ignored).
+    anchor : numpy.ndarray
+        ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+    level : float
+        ε in nats, ``≥ 0``.
+    neighbors : NeighborRelation or None
+        The relation on the secrets, for notions that use one.
+    options : dict
+        The notion's options, as :meth:`Notion.validate_options` returns them.
+    """
+
+    prior: Any
+    channel: np.ndarray
+    anchor: np.ndarray
+    level: float
+    neighbors: NeighborRelation | None = None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def support(self) -> np.ndarray:
+        """The indices of the secrets of positive probability: a ``numpy.ndarray`` of int."""
+        return np.flatnonzero(self.prior.secret_probs > 0)
 
 
 @dataclass
@@ -931,6 +966,24 @@ class Notion:
             The relation on the secrets, for notions that use one (default ``None``).
         **options
             The notion's options, as :meth:`validate_options` returns them.
+
+        Returns
+        -------
+        float or None
+            ``θ`` in ``[0, 1]`` (0 when the answer already meets the level), or ``None``
+            when the notion has no closed form: :meth:`closed_form_repair` of the arguments.
+        """
+        point = RepairPoint(prior, channel, anchor, level, neighbors, options)
+        return self.closed_form_repair(point)
+
+    def closed_form_repair(self, point: RepairPoint) -> float | None:
+        """The closed form of :meth:`repair_weight`, which a notion that has one overrides
+        (``None`` by default).
+
+        Parameters
+        ----------
+        point : RepairPoint
+            The answer, the anchor, the level and the notion's relation and options.
 
         Returns
         -------

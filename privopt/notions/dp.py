@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -72,15 +72,7 @@ class DifferentialPrivacy(Notion):
         """
         return ratio_constraints(ctx.channel, level, ctx.neighbors)
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u|s')`` on every pair of
         the support, in closed form.
 
@@ -89,8 +81,9 @@ class DifferentialPrivacy(Notion):
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        support = np.flatnonzero(prior.secret_probs > 0)
-        return pairwise_repair_weight(channel, anchor, level, neighbors, support)
+        return pairwise_repair_weight(
+            point.channel, point.anchor, point.level, point.neighbors, point.support
+        )
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u|s'))`` over the pairs (with the auxiliary column

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -78,15 +78,7 @@ class Identifiability(Notion):
         """
         return measures.least_identifiability_level(prior, neighbors)
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The weight of the anchor that restores ``p(s) p(u|s) ≤ e^ε p(s') p(u|s')`` on every pair
         of the support, in closed form (for all pairs, a sufficient weight from the largest and
         smallest ``p(s)``).
@@ -99,9 +91,14 @@ class Identifiability(Notion):
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        p = prior.secret_probs
-        support = np.flatnonzero(p > 0)
-        return pairwise_repair_weight(channel, anchor, level, neighbors, support, scale=p)
+        return pairwise_repair_weight(
+            point.channel,
+            point.anchor,
+            point.level,
+            point.neighbors,
+            point.support,
+            scale=point.prior.secret_probs,
+        )
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(s) p(u|s) − e^ε p(s') p(u|s'))`` over the pairs (with the auxiliary

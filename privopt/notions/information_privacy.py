@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import mixing_weight, repair_terms
+from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -59,15 +59,7 @@ class InformationPrivacy(Notion):
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return [ctx.channel <= level * p_u_rows, p_u_rows <= level * ctx.channel]
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores both ``p(u|s) ≤ e^ε p(u)`` and
         ``p(u) ≤ e^ε p(u|s)`` on the support, in closed form (the larger of the two weights).
 
@@ -76,11 +68,8 @@ class InformationPrivacy(Notion):
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        p = prior.secret_probs
-        ch = channel[p > 0]
-        q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
-        c = np.broadcast_to(anchor, ch.shape)
-        ratio, slack = repair_terms(level)
+        ch, q, c = output_law_rows(point.prior.secret_probs, point.channel, point.anchor)
+        ratio, slack = repair_terms(point.level)
         upper = mixing_weight(ch, q, c, c, ratio, slack)  # p(u|s) ≤ e^ε p(u)
         lower = mixing_weight(q, ch, c, c, ratio, slack)  # p(u) ≤ e^ε p(u|s)
         return max(upper, lower)

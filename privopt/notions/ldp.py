@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -77,15 +77,7 @@ class LocalDifferentialPrivacy(Notion):
         """
         return ratio_constraints(ctx.channel, level, all_pairs(ctx.n_secrets))
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` on the
         support for every output, in closed form.
 
@@ -94,8 +86,10 @@ class LocalDifferentialPrivacy(Notion):
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        support = np.flatnonzero(prior.secret_probs > 0)
-        return pairwise_repair_weight(channel, anchor, level, all_pairs(channel.shape[0]), support)
+        pairs = all_pairs(point.channel.shape[0])
+        return pairwise_repair_weight(
+            point.channel, point.anchor, point.level, pairs, point.support
+        )
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of the all-pairs ratio constraints' Lagrangian (with the auxiliary column

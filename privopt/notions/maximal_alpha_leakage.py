@@ -32,7 +32,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions._pairwise import repair_terms
+from privopt.notions._pairwise import sum_repair_weight
 from privopt.notions.base import (
     DesignContext,
     LagrangeTerms,
@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 __all__ = ["MaximalAlphaLeakage"]
 
@@ -393,15 +393,7 @@ class MaximalAlphaLeakage(Notion):
         """
         return math.log(len(as_prior(prior).secret_support))
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """A weight of the anchor that restores ``L_α ≤ ε``, in closed form: with ``R`` the
         answer's centre (``Σ_u p^α R^{1−α} ≤ 1``, ``Σ R = e^{L}``) and the anchor's own
         (``R = anchor``, where ``Σ_u a^α a^{1−α} = 1``), joint convexity of ``p^α R^{1−α}``
@@ -413,14 +405,10 @@ class MaximalAlphaLeakage(Notion):
         float
             ``θ`` in ``[0, 1)``; 0 when ``e^{L} ≤ e^ε`` (up to the repair slack) or ``L = 0``.
         """
-        support = channel[as_prior(prior).secret_probs > 0]
-        alpha = _alpha(options)
+        support = point.channel[as_prior(point.prior).secret_probs > 0]
+        alpha = _alpha(point.options)
         if math.isinf(alpha):
             leak = float(np.log(support.max(axis=0).sum()))
         else:
             leak = measures.renyi_capacity(support, alpha)[1]
-        total = math.exp(leak)
-        bound, slack = repair_terms(level)
-        if total <= bound * (1.0 + slack) or total <= 1.0:
-            return 0.0
-        return (total - bound) / (total - 1.0)
+        return sum_repair_weight(math.exp(leak), point.level)

@@ -13,14 +13,14 @@ import numpy as np
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions._pairwise import repair_terms
+from privopt.notions._pairwise import sum_repair_weight
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -145,15 +145,7 @@ class MaximalLeakage(Notion):
         """
         return math.log(len(as_prior(prior).secret_support))  # L ≤ ln |supp X|
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """A weight of the anchor that restores ``Σ_u max_s p(u|s) ≤ e^ε`` on the support, in
         closed form: mixing gives at most ``(1−θ) T + θ`` with ``T`` the answer's sum, so
         ``θ = (T − e^ε)/(T − 1)`` suffices.
@@ -164,8 +156,5 @@ class MaximalLeakage(Notion):
             ``θ`` in ``[0, 1)``; 0 when ``T ≤ e^ε`` (up to the repair slack) or ``T ≤ 1``.
         """
         # Σ_u max_x of the mixture ≤ (1−θ) Σ_u max_x p(u|x) + θ Σ_u anchor_u, with Σ anchor = 1
-        total = float(channel[prior.secret_probs > 0].max(axis=0).sum())
-        bound, slack = repair_terms(level)
-        if total <= bound * (1.0 + slack) or total <= 1.0:
-            return 0.0
-        return (total - bound) / (total - 1.0)
+        total = float(point.channel[point.prior.secret_probs > 0].max(axis=0).sum())
+        return sum_repair_weight(total, point.level)

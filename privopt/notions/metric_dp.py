@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 __all__ = [
     "MetricPrivacy",
@@ -385,15 +385,7 @@ class MetricPrivacy(Notion):
         channel = ctx.channel
         return [channel[pairs.left, :] <= cp.multiply(ratios, channel[pairs.right, :]) + left_out]
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores the true constraint
         ``p(u|a) ≤ e^{ε d(a,b)} p(u|b)`` on every constraint pair of the support (exponents
         capped at 700, as in every repair), in closed form.
@@ -403,8 +395,8 @@ class MetricPrivacy(Notion):
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        support = np.flatnonzero(prior.secret_probs > 0)
-        pairs = constraint_pairs(options, support).relabelled(support)
+        support, channel, level = point.support, point.channel, point.level
+        pairs = constraint_pairs(point.options, support).relabelled(support)
         ch = channel if channel.shape[0] == support.size else channel[support]
         theta = 0.0
         chunk = max(1, 2**22 // max(ch.shape[1], 1))
@@ -416,7 +408,7 @@ class MetricPrivacy(Notion):
                 level * pairs.weights[start : start + chunk], LARGEST_REPAIR_EXPONENT
             )[:, None]
             ratio, slack = np.exp(exponent), REPAIR_SLACK * (1.0 + exponent)
-            c = np.broadcast_to(anchor, (a.size, ch.shape[1]))
+            c = np.broadcast_to(point.anchor, (a.size, ch.shape[1]))
             theta = max(theta, mixing_weight(ch[a], ch[b], c, c, ratio, slack))
         return theta
 

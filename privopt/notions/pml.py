@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privopt import measures
-from privopt.notions._pairwise import mixing_weight, repair_terms
+from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -67,15 +67,7 @@ class PointwiseMaximalLeakage(Notion):
         """
         return measures.epsilon_max(prior)  # every mechanism is ε_max-PML ([Saeidian-PML] Lemma 2)
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u)`` on the support, in
         closed form.
 
@@ -84,11 +76,8 @@ class PointwiseMaximalLeakage(Notion):
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        p = prior.secret_probs
-        ch = channel[p > 0]
-        q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
-        c = np.broadcast_to(anchor, ch.shape)
-        return mixing_weight(ch, q, c, c, *repair_terms(level))
+        ch, q, c = output_law_rows(point.prior.secret_probs, point.channel, point.anchor)
+        return mixing_weight(ch, q, c, c, *repair_terms(point.level))
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u))``, linear in the channel and the output law.

@@ -31,7 +31,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.errors import InputError
-from privopt.notions._pairwise import mixing_weight, repair_terms
+from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
 from privopt.notions.base import (
     DesignContext,
     LagrangeTerms,
@@ -471,8 +471,7 @@ class RobustPML(Notion):
         theta = 0.0
         for q in priors:
             if about == "secret":
-                ch = channel[q > 0]
-                q_u = np.broadcast_to(q[q > 0] @ ch, ch.shape)
+                ch, q_u, _ = output_law_rows(q, channel, anchor)
             else:  # rows = conditional laws of the database given one entry
                 if channel.shape[0] != q.size:
                     return None  # not on every secret: bisect instead
