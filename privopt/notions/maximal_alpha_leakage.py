@@ -190,14 +190,7 @@ class MaximalAlphaLeakage(Notion):
         mode: str,
         *,
         options: Any,
-        neighbors: NeighborRelation | None = None,
-        requested: float,
-        level: float | None,
-        expected_distortion: float | None,
-        mechanism: np.ndarray | None = None,
-        status: str = "optimal",
-        least_achievable: float | None = None,
-        tol: float = 1e-6,
+        **answer: Any,
     ) -> list:
         """The closed forms that pin maximal α-leakage's optimum down or bound it.
 
@@ -212,25 +205,23 @@ class MaximalAlphaLeakage(Notion):
         * Level 0 forces ``U`` independent of the secret (``D_α(P‖Q) = 0`` only for ``P = Q``):
           the best constant release ([Calmon-Fawaz] Thm 2 form).
 
+        Parameters
+        ----------
+        prior, distortion, mode, options
+            As in :meth:`Notion.closed_form_checks <privopt.notions.Notion.closed_form_checks>`.
+        **answer
+            The answer's keywords there (``requested``, ``level``, ``expected_distortion``,
+            ``neighbors``, ``mechanism``, ``status``, ``least_achievable``, ``tol``), passed on.
+
         Returns
         -------
         list of ClosedFormCheck
             The checks that apply, each evaluated.
         """
-        common = dict(
-            neighbors=neighbors,
-            requested=requested,
-            level=level,
-            expected_distortion=expected_distortion,
-            status=status,
-            least_achievable=least_achievable,
-            tol=tol,
-        )
         alpha = _alpha(options)
         if math.isinf(alpha):
-            return checks.closed_form_checks(
-                prior, distortion, "maximal_leakage", mode, mechanism=mechanism, **common
-            )
+            return checks.closed_form_checks(prior, distortion, "maximal_leakage", mode, **answer)
+        common = {key: value for key, value in answer.items() if key != "mechanism"}
         quantity = "D*" if mode == "epsilon" else "ε*"
         out = []
         for other, relation, sign in (
@@ -250,16 +241,13 @@ class MaximalAlphaLeakage(Notion):
                         f"α = {alpha:g}; {check.conditions}",
                     )
                 )
+        zero_leakage = ("requested", "level", "expected_distortion", "status", "tol")
         out += checks.zero_leakage_checks(
             prior,
             distortion,
             self.name,
             mode,
-            requested=requested,
-            level=level,
-            expected_distortion=expected_distortion,
-            status=status,
-            tol=tol,
+            **{k: v for k, v in answer.items() if k in zero_leakage},
         )
         return out
 

@@ -278,17 +278,18 @@ class MetricPrivacy(Notion):
         mode: str,
         *,
         options: Any,
-        neighbors: NeighborRelation | None = None,
-        requested: float,
-        level: float | None,
-        expected_distortion: float | None,
-        mechanism: np.ndarray | None = None,
-        status: str = "optimal",
-        least_achievable: float | None = None,
-        tol: float = 1e-6,
+        **answer: Any,
     ) -> list:
         """A discrete metric ``c·[x ≠ x']`` (without a spanner) makes ε·d-privacy
         ``(c ε)``-LDP: the LDP closed forms at level ``c·ε``; no check otherwise.
+
+        Parameters
+        ----------
+        prior, distortion, mode, options
+            As in :meth:`Notion.closed_form_checks <privopt.notions.Notion.closed_form_checks>`.
+        **answer
+            The answer's keywords there (``requested``, ``level``, ``expected_distortion``,
+            ``neighbors``, ``mechanism``, ``status``, ``least_achievable``, ``tol``), passed on.
 
         Returns
         -------
@@ -300,19 +301,15 @@ class MetricPrivacy(Notion):
         )
         if scale is None:
             return []
+        requested, level = answer.pop("requested"), answer.pop("level")
         return checks.closed_form_checks(
             prior,
             distortion,
             "ldp",
             mode,
-            neighbors=neighbors,
             requested=requested * scale if mode == "epsilon" else requested,
             level=level * scale if level is not None else None,
-            expected_distortion=expected_distortion,
-            mechanism=mechanism,
-            status=status,
-            least_achievable=least_achievable,
-            tol=tol,
+            **answer,
         )
 
     def measure(
