@@ -386,6 +386,10 @@ class Notion:
         constraint out and the driver repairs the answer by mixing (``e^30 ≈ 1e13`` wrecks
         any solver's scaling). A notion that relaxes its own large coefficients (metric
         privacy, pair by pair) raises it.
+    level_function : callable or None
+        The function of :mod:`privopt.measures` that :meth:`measure` calls (set as a
+        ``staticmethod``); ``None`` for a notion whose level depends on its options, which
+        overrides :meth:`measure` instead.
     """
 
     name: ClassVar[str] = ""
@@ -401,6 +405,7 @@ class Notion:
     parameter: ClassVar[str] = "exp"
     source: ClassVar[str] = ""
     largest_written_level: ClassVar[float] = 30.0
+    level_function: ClassVar[Callable[..., float] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # an override documents what it does; the Parameters and Returns it leaves out are
@@ -433,9 +438,20 @@ class Notion:
         Returns
         -------
         float
-            The level in nats, in ``[0, inf]``.
+            The level in nats, in ``[0, inf]``: by default :attr:`level_function` of
+            ``(prior, mechanism)``, or of ``(prior, mechanism, neighbors)`` for a notion that
+            :attr:`uses_neighbors`.
+
+        Raises
+        ------
+        NotImplementedError
+            For a notion with neither a :attr:`level_function` nor its own :meth:`measure`.
         """
-        raise NotImplementedError
+        if self.level_function is None:
+            raise NotImplementedError(f"{self.name} has no level function")
+        if self.uses_neighbors:
+            return self.level_function(prior, mechanism, neighbors)
+        return self.level_function(prior, mechanism)
 
     # --- program --------------------------------------------------------------------------
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:

@@ -6,7 +6,7 @@ Wang et al. [Wang-Ying-Zhang] Def. 3 and PD-DP (eqs 14–17); Calmon–Fawaz [Ca
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.model import NeighborRelation
     from privopt.notions.base import LagrangeContext, RepairPoint
 
 
@@ -36,6 +36,8 @@ class DifferentialPrivacy(Notion):
     uses_neighbors = True
     parameter = "exp"
     source = "Wang et al. Def. 3 (PD-DP)"
+    #: The DP level ``ln max_{s~s', u} p(u|s)/p(u|s')`` (Wang, Ying & Zhang 2016, Def. 3).
+    level_function = staticmethod(measures.dp_level)
 
     def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True for the all-pairs relation: DP at level 0 then makes ``p(u|s)`` the same for
@@ -47,18 +49,6 @@ class DifferentialPrivacy(Notion):
             ``True`` only when ``neighbors`` is of kind ``"all"``.
         """
         return neighbors is not None and neighbors.kind == "all"
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The DP level ``ln max_{s~s', u} p(u|s)/p(u|s')`` (Wang, Ying & Zhang 2016, Def. 3),
-        by :func:`privopt.measures.dp_level`.
-        """
-        return measures.dp_level(prior, mechanism, neighbors)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u|s')`` for every pair ``s ~ s'`` of the support (Wang, Ying & Zhang

@@ -8,7 +8,7 @@ attains.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,18 +38,9 @@ class Identifiability(Notion):
     uses_neighbors = True
     parameter = "exp"
     source = "Wang et al. Def. 2 (PD-I)"
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The identifiability level ``ln max_{s~s', u} p(s|u)/p(s'|u)`` (Wang, Ying & Zhang 2016,
-        Def. 2), by :func:`privopt.measures.identifiability_level`.
-        """
-        return measures.identifiability_level(prior, mechanism, neighbors)
+    #: The identifiability level ``ln max_{s~s', u} p(s|u)/p(s'|u)`` (Wang, Ying & Zhang
+    #: 2016, Def. 2).
+    level_function = staticmethod(measures.identifiability_level)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(s) p(u|s) ≤ e^ε p(s') p(u|s')`` for every pair ``s ~ s'`` of the support (Wang,

@@ -7,9 +7,7 @@ Parameter ``c = e^ε`` keeps the program DPP.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from privopt import measures
 from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
@@ -18,7 +16,6 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_arra
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext, RepairPoint
 
 
@@ -34,18 +31,9 @@ class InformationPrivacy(Notion):
     parameter = "exp"
     source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
     output_law_constraints = 2.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The information privacy (LIP) level ``max_{s, u} |ln p(u|s)/p(u)|`` (Calmon & Fawaz 2012,
-        Def. 6), by :func:`privopt.measures.information_privacy_level`.
-        """
-        return measures.information_privacy_level(prior, mechanism)
+    #: The information privacy (LIP) level ``max_{s, u} |ln p(u|s)/p(u)|`` (Calmon & Fawaz 2012,
+    #: Def. 6).
+    level_function = staticmethod(measures.information_privacy_level)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u)`` and ``p(u) ≤ e^ε p(u|s)`` for every secret of the support and

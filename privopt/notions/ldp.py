@@ -22,7 +22,6 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext, RepairPoint
 
 
@@ -37,6 +36,9 @@ class LocalDifferentialPrivacy(Notion):
     zero_means_independent = True  # level 0: p(u|s) the same for every secret
     parameter = "exp"
     source = "Saeidian et al. Def. 14"
+    #: The LDP level ``ln max_{u, s, s'} p(u|s)/p(u|s')`` over the support (Saeidian et al. 2023,
+    #: Def. 14).
+    level_function = staticmethod(measures.ldp_level)
 
     def constraint_nonzeros(
         self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
@@ -52,18 +54,6 @@ class LocalDifferentialPrivacy(Notion):
         """
         per_pair = 2.0 if n_inputs == n_secrets else 2.0 * n_inputs
         return 2.0 * n_secrets * n_outputs * (per_pair / 2.0 + 1.0)
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The LDP level ``ln max_{u, s, s'} p(u|s)/p(u|s')`` over the support (Saeidian et al.
-        2023, Def. 14), by :func:`privopt.measures.ldp_level`.
-        """
-        return measures.ldp_level(prior, mechanism)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u|s')`` for every pair of secrets of the support (Saeidian et al. 2023,

@@ -8,7 +8,7 @@ distortion budget is found by the line search over ε ([Calmon-Fawaz] Thm 2's pr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from privopt.notions.base import (
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.model import DatabasePrior, JointPrior, Prior
     from privopt.notions.base import LagrangeContext
 
 
@@ -42,23 +42,9 @@ class MaxInformationLeakage(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 4, Thm 2 (eq. 32)"
     output_law_constraints = 1.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)`` (Calmon & Fawaz
-        2012, Def. 4), by :func:`privopt.measures.max_information_leakage`.
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, H(S)]``.
-        """
-        return measures.max_information_leakage(prior, mechanism)
+    #: The maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)`` (Calmon & Fawaz 2012,
+    #: Def. 4), in ``[0, H(S)]``.
+    level_function = staticmethod(measures.max_information_leakage)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``(H(S) − ε) p(u) + Σ_s p(s,u) ln(p(s,u)/p(u)) ≤ 0`` for every output (Calmon & Fawaz

@@ -7,7 +7,7 @@ Saeidian et al. [Saeidian-PML] eq. (1) and Def. 6 (Issa et al.). "L ≤ ε" is t
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_arra
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.model import DatabasePrior, JointPrior, Prior
     from privopt.notions.base import LagrangeContext, RepairPoint
 
 
@@ -34,24 +34,9 @@ class MaximalLeakage(Notion):
     direct_level = True
     parameter = "exp"
     source = "Saeidian et al. Def. 6 (Issa et al.)"
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The maximal leakage ``L = ln Σ_u max_s p(u|s)`` over the support (Issa, Wagner &
-        Kamath 2020; Saeidian et al. 2023, eq. (1) and Def. 6), by
-        :func:`privopt.measures.maximal_leakage`.
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, ln |supp S|]``.
-        """
-        return measures.maximal_leakage(prior, mechanism)
+    #: The maximal leakage ``L = ln Σ_u max_s p(u|s)`` over the support (Issa, Wagner & Kamath
+    #: 2020; Saeidian et al. 2023, eq. (1) and Def. 6), in ``[0, ln |supp S|]``.
+    level_function = staticmethod(measures.maximal_leakage)
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
         """``Σ_u max_s p(u|s)`` over the support, ``e^L`` (Saeidian et al. 2023, eq. (1)).

@@ -7,7 +7,7 @@ difference of entropies.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,23 +42,9 @@ class MutualInformation(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 3, Thm 1; Wang et al. Def. 4"
     output_law_constraints = 1.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The mutual information ``I(S;U)`` (Calmon & Fawaz 2012, Def. 3 and eq. (14)), by
-        :func:`privopt.measures.mutual_information`.
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, H(S)]``.
-        """
-        return measures.mutual_information(prior, mechanism)
+    #: The mutual information ``I(S;U)`` (Calmon & Fawaz 2012, Def. 3 and eq. (14)), in
+    #: ``[0, H(S)]``.
+    level_function = staticmethod(measures.mutual_information)
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
         """``I(S;U) = Σ_{s,u} p(s) rel_entr(p(u|s), p(u))`` (Calmon & Fawaz 2012, eq. (14)).

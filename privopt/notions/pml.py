@@ -6,9 +6,7 @@ Saeidian et al. [Saeidian-PML] Def. 4 and Thm 1; [Saeidian-Rethinking] Def. 2.3.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from privopt import measures
 from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
@@ -17,7 +15,7 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_arra
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.model import DatabasePrior, JointPrior, Prior
     from privopt.notions.base import LagrangeContext, RepairPoint
 
 
@@ -32,18 +30,9 @@ class PointwiseMaximalLeakage(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 4, Thm 1"
     output_law_constraints = 1.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The PML level ``max_u ln max_s p(u|s)/p(u)`` over the support (Saeidian et al. 2023,
-        Def. 4 and Thm 1), by :func:`privopt.measures.pml_level`.
-        """
-        return measures.pml_level(prior, mechanism)
+    #: The PML level ``max_u ln max_s p(u|s)/p(u)`` over the support (Saeidian et al. 2023, Def. 4
+    #: and Thm 1).
+    level_function = staticmethod(measures.pml_level)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u)`` for every secret of the support and every output (Saeidian et al.
