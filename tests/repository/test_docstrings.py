@@ -1,7 +1,7 @@
 """The docstrings of overriding methods (privopt._docstrings): an override that leaves out
 its ``Parameters`` or ``Returns`` shows the overridden method's, and every public method of
-every notion and of every method shows a whole numpy docstring that names each of its
-parameters."""
+every notion, every method and every sparse-LP encoding shows a whole numpy docstring that
+names each of its parameters."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from privopt._docstrings import complete_overrides, completed_docstring, numpy_sections
 from privopt.methods import METHODS
+from privopt.methods.sparse_lp.encodings import ENCODINGS
 from privopt.notions import get_notion, notion_names
 
 BASE = """Do something.
@@ -97,8 +98,10 @@ def _public_functions(cls: type):
 def _check_whole_docstrings(cls: type) -> None:
     for attr, function in _public_functions(cls):
         head, sections = numpy_sections(inspect.getdoc(function) or "")
-        assert head and "Returns" in sections, f"{cls.__name__}.{attr}"
-        params = [p for p in inspect.signature(function).parameters if p != "self"]
+        signature = inspect.signature(function)
+        returns_value = signature.return_annotation not in ("None", None)
+        assert head and ("Returns" in sections or not returns_value), f"{cls.__name__}.{attr}"
+        params = [p for p in signature.parameters if p != "self"]
         for param in params:
             documented = rf"^(\*\*)?(\w+, )*{param}\b"
             assert re.search(documented, sections.get("Parameters", ""), re.M), (
@@ -113,4 +116,9 @@ def test_every_notion_method_has_a_whole_numpy_docstring(name):
 
 @pytest.mark.parametrize("cls", sorted({type(m) for m in METHODS.values()}, key=str), ids=str)
 def test_every_method_class_has_whole_numpy_docstrings(cls):
+    _check_whole_docstrings(cls)
+
+
+@pytest.mark.parametrize("cls", sorted({type(e) for e in ENCODINGS.values()}, key=str), ids=str)
+def test_every_sparse_lp_encoding_has_whole_numpy_docstrings(cls):
     _check_whole_docstrings(cls)
