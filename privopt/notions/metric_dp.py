@@ -323,6 +323,11 @@ class MetricPrivacy(Notion):
         spanner's edges with ``spanner``) (Chatzikokolakis et al. 2013, Def. 3), by
         :func:`privopt.measures.metric_dp_level`.
 
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+
         Raises
         ------
         InputError

@@ -350,6 +350,11 @@ class RobustPML(Notion):
         (Saeidian et al. 2024, Def. 2.6), or the leakage capacity for ``priors = "all"``
         (Saeidian et al. 2024, Thm 2.8).
 
+        Returns
+        -------
+        float
+            The level in nats, in ``[0, inf]``.
+
         Raises
         ------
         InputError

@@ -75,7 +75,13 @@ class BlahutArimoto(Method):
         return None
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
-        """See :meth:`~privopt.methods.base.Method.auto`."""
+        """See :meth:`~privopt.methods.base.Method.auto`.
+
+        Returns
+        -------
+        bool
+            Whether to pick this method unasked.
+        """
         # certified by its duality gap and faster than the exponential-cone program at every
         # size measured from k = 30 on (benchmarks/README.md: ×11 at k = 30, ×4102 at k = 200).
         # Joint priors: first-order (multiplicative) steps, measured slower than Clarabel on

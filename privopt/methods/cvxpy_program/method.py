@@ -250,7 +250,13 @@ class CvxpyMethod(Method):
         return None
 
     def solves_budget(self, request: DesignRequest) -> bool:
-        """See :meth:`~privopt.methods.base.Method.solves_budget`."""
+        """See :meth:`~privopt.methods.base.Method.solves_budget`.
+
+        Returns
+        -------
+        bool
+            Whether budget points are answered by this method itself.
+        """
         return bool(request.notion.direct_level)
 
     # --- the program ------------------------------------------------------------------------

@@ -541,11 +541,23 @@ class SparseLP(Method):
         return None
 
     def solves_budget(self, request: DesignRequest) -> bool:
-        """See :meth:`~privopt.methods.base.Method.solves_budget`."""
+        """See :meth:`~privopt.methods.base.Method.solves_budget`.
+
+        Returns
+        -------
+        bool
+            Whether budget points are answered by this method itself.
+        """
         return False  # ε points only; budget mode goes through the driver's line search
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
-        """See :meth:`~privopt.methods.base.Method.auto`."""
+        """See :meth:`~privopt.methods.base.Method.auto`.
+
+        Returns
+        -------
+        bool
+            Whether to pick this method unasked.
+        """
         if self.equitable:
             return _auto_equitable(request)
         if self.auto_rule is None:
