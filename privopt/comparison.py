@@ -114,13 +114,7 @@ def peak_memory_mb() -> float:
     float
         ``nan`` where ``/proc/self/status`` is not available.
     """
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return float("nan")
+    return _status_mb("VmHWM")
 
 
 def resident_memory_mb() -> float:
@@ -131,9 +125,14 @@ def resident_memory_mb() -> float:
     float
         ``nan`` where ``/proc/self/status`` is not available.
     """
+    return _status_mb("VmRSS")
+
+
+def _status_mb(key: str) -> float:
+    """The field ``key`` of ``/proc/self/status`` (in kB there) in MiB; ``nan`` without it."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{key}:"):
                 return int(line.split()[1]) / 1024.0
     except OSError:
         pass

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privopt._docstrings import complete_overrides
 from privopt.errors import InputError
 from privopt.status import Status
 
@@ -394,6 +395,10 @@ class Method(abc.ABC):
     memory_model : str
         How :func:`privopt.resources.estimate_bytes` costs the method: ``"cvxpy"``,
         ``"sparse"``, ``"sparse_clarabel"``, ``"dense"``, ``"structured"`` or ``"columns"``.
+
+    An override in a subclass documents what it does for its method; the ``Parameters`` and
+    ``Returns`` sections it leaves out are those of the method here
+    (:mod:`privopt._docstrings`).
     """
 
     name: str = ""
@@ -403,6 +408,11 @@ class Method(abc.ABC):
     warm_starts: bool = False
     stopping: Stopping = Stopping.NATIVE
     memory_model: str = "dense"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # the Parameters and Returns an override leaves out are the overridden method's
+        super().__init_subclass__(**kwargs)
+        complete_overrides(cls)
 
     @abc.abstractmethod
     def unsupported(self, request: DesignRequest) -> str | None:

@@ -41,16 +41,6 @@ class WangIdentifiability(Method):
         """Why the closed form cannot take ``request``, or ``None``: it needs identifiability
         with no extra budgets, constraints or options, on a full-support prior of at most
         4096 symbols with Hamming distortion and Hamming neighbours.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The validated request.
-
-        Returns
-        -------
-        str or None
-            ``None`` when the method takes the request, else one phrase saying why not.
         """
         if request.notion.name != "identifiability":
             return "solves identifiability only"
@@ -66,11 +56,6 @@ class WangIdentifiability(Method):
     def solves_budget(self, request: DesignRequest) -> bool:
         """Never: the closed form answers ε points only.
 
-        Parameters
-        ----------
-        request : DesignRequest
-            The validated request (ignored).
-
         Returns
         -------
         bool
@@ -82,13 +67,6 @@ class WangIdentifiability(Method):
         """Always picked where it applies: the closed form is exact, and steps aside below
         ε̃_X.
 
-        Parameters
-        ----------
-        request : DesignRequest
-            The validated request, which the method supports (ignored).
-        sweep : bool
-            Whether the point is one of a sweep or line search (ignored).
-
         Returns
         -------
         bool
@@ -98,11 +76,6 @@ class WangIdentifiability(Method):
 
     def solve(self, task: Task) -> Answer:
         """Build E_i at ``task.epsilon`` and certify it with ``h(ε)``.
-
-        Parameters
-        ----------
-        task : Task
-            An ε point.
 
         Returns
         -------

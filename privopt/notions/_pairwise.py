@@ -1,5 +1,7 @@
 """Shared pieces of the ratio notions ``M[x,u] ≤ e^ε · M[x',u]`` (dp, ldp, identifiability):
-the cvxpy encoding over a neighbour relation and the exact repair weight."""
+the cvxpy encoding over a neighbour relation and the exact repair weight; and the repair
+weights of the notions on the output law (PML, information privacy, robust PML) and on a sum
+over the outputs (maximal leakage and maximal α-leakage)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,56 @@ def repair_terms(level: float) -> tuple[float, float]:
     """
     capped = min(float(level), LARGEST_REPAIR_EXPONENT)
     return math.exp(capped), REPAIR_SLACK * (1.0 + capped)
+
+
+def sum_repair_weight(total: float, level: float) -> float:
+    """The weight of a constant mechanism that brings a sum ``T ≥ Σ_u R_u`` of an answer down
+    to ``e^ε``: mixing gives at most ``(1−θ) T + θ`` (the constant mechanism's sum is 1), so
+    ``θ = (T − e^ε)/(T − 1)`` suffices (maximal leakage, ``T = Σ_u max_s p(u|s)``; maximal
+    α-leakage, ``T = e^{L_α}``).
+
+    Parameters
+    ----------
+    total : float
+        ``T`` of the answer.
+    level : float
+        ε in nats (capped as in :func:`repair_terms`).
+
+    Returns
+    -------
+    float
+        ``θ`` in ``[0, 1)``; 0 when ``T ≤ e^ε`` (up to the repair slack) or ``T ≤ 1``.
+    """
+    bound, slack = repair_terms(level)
+    if total <= bound * (1.0 + slack) or total <= 1.0:
+        return 0.0
+    return (total - bound) / (total - 1.0)
+
+
+def output_law_rows(
+    p: np.ndarray, channel: np.ndarray, anchor: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of ``p(u|s) ≤ e^ε p(u)`` under the prior ``p``, for :func:`mixing_weight`:
+    the channel on the support of ``p``, the output law ``p(u)`` and the anchor, each
+    broadcast to one row per secret of the support.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        A pmf over the secrets (the prior's, or one listed prior of robust PML).
+    channel : numpy.ndarray
+        ``p(u|s)`` of the answer, ``|S| × |U|``.
+    anchor : numpy.ndarray
+        ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(p(u|s), p(u), anchor)``, each ``|supp p| × |U|`` (the last two read-only views).
+    """
+    ch = channel[p > 0]
+    q_u = np.broadcast_to(p[p > 0] @ ch, ch.shape)
+    return ch, q_u, np.broadcast_to(anchor, ch.shape)
 
 
 def ratio_constraints(

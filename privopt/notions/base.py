@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from privopt._docstrings import complete_overrides
 from privopt.errors import InputError, close_matches
 from privopt.model import NeighborRelation
 from privopt.papers import closed_form_checks as checks
@@ -36,6 +37,7 @@ __all__ = [
     "DesignContext",
     "LagrangeContext",
     "LagrangeTerms",
+    "RepairPoint",
     "NOTIONS",
     "register",
     "get_notion",
@@ -233,6 +235,40 @@ def dual_array(value: ArrayLike | None, shape: tuple[int, ...]) -> np.ndarray:
     return np.clip(np.broadcast_to(np.asarray(value, dtype=float), shape), 0.0, None)
 
 
+@dataclass(frozen=True)
+class RepairPoint:
+    """An answer to repair by mixing in a constant mechanism: the arguments of
+    :meth:`Notion.repair_weight`, as :meth:`Notion.closed_form_repair` takes them.
+
+    Attributes
+    ----------
+    prior : Prior | JointPrior | DatabasePrior
+    channel : numpy.ndarray
+        ``p(u|s)`` of the answer, ``|S| × |U|`` (rows of secrets outside the support are
+        ignored).
+    anchor : numpy.ndarray
+        ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
+    level : float
+        ε in nats, ``≥ 0``.
+    neighbors : NeighborRelation or None
+        The relation on the secrets, for notions that use one.
+    options : dict
+        The notion's options, as :meth:`Notion.validate_options` returns them.
+    """
+
+    prior: Any
+    channel: np.ndarray
+    anchor: np.ndarray
+    level: float
+    neighbors: NeighborRelation | None = None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def support(self) -> np.ndarray:
+        """The indices of the secrets of positive probability: a ``numpy.ndarray`` of int."""
+        return np.flatnonzero(self.prior.secret_probs > 0)
+
+
 @dataclass
 class DesignContext:
     """The cvxpy objects a notion writes its constraints on.
@@ -314,6 +350,10 @@ class DesignContext:
 class Notion:
     """Base class of a privacy notion (see the module docstring).
 
+    An override in a subclass documents what it does for its notion; the ``Parameters``
+    and ``Returns`` sections it leaves out are those of the method here
+    (:mod:`privopt._docstrings`).
+
     Class attributes
     ----------------
     name : str
@@ -346,6 +386,10 @@ class Notion:
         constraint out and the driver repairs the answer by mixing (``e^30 ≈ 1e13`` wrecks
         any solver's scaling). A notion that relaxes its own large coefficients (metric
         privacy, pair by pair) raises it.
+    level_function : callable or None
+        The function of :mod:`privopt.measures` that :meth:`measure` calls (set as a
+        ``staticmethod``); ``None`` for a notion whose level depends on its options, which
+        overrides :meth:`measure` instead.
     """
 
     name: ClassVar[str] = ""
@@ -361,6 +405,13 @@ class Notion:
     parameter: ClassVar[str] = "exp"
     source: ClassVar[str] = ""
     largest_written_level: ClassVar[float] = 30.0
+    level_function: ClassVar[Callable[..., float] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # an override documents what it does; the Parameters and Returns it leaves out are
+        # the overridden method's (privopt._docstrings)
+        super().__init_subclass__(**kwargs)
+        complete_overrides(cls)
 
     # --- measure --------------------------------------------------------------------------
     def measure(
@@ -387,9 +438,20 @@ class Notion:
         Returns
         -------
         float
-            The level in nats, in ``[0, inf]``.
+            The level in nats, in ``[0, inf]``: by default :attr:`level_function` of
+            ``(prior, mechanism)``, or of ``(prior, mechanism, neighbors)`` for a notion that
+            :attr:`uses_neighbors`.
+
+        Raises
+        ------
+        NotImplementedError
+            For a notion with neither a :attr:`level_function` nor its own :meth:`measure`.
         """
-        raise NotImplementedError
+        if self.level_function is None:
+            raise NotImplementedError(f"{self.name} has no level function")
+        if self.uses_neighbors:
+            return self.level_function(prior, mechanism, neighbors)
+        return self.level_function(prior, mechanism)
 
     # --- program --------------------------------------------------------------------------
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
@@ -920,6 +982,24 @@ class Notion:
             The relation on the secrets, for notions that use one (default ``None``).
         **options
             The notion's options, as :meth:`validate_options` returns them.
+
+        Returns
+        -------
+        float or None
+            ``θ`` in ``[0, 1]`` (0 when the answer already meets the level), or ``None``
+            when the notion has no closed form: :meth:`closed_form_repair` of the arguments.
+        """
+        point = RepairPoint(prior, channel, anchor, level, neighbors, options)
+        return self.closed_form_repair(point)
+
+    def closed_form_repair(self, point: RepairPoint) -> float | None:
+        """The closed form of :meth:`repair_weight`, which a notion that has one overrides
+        (``None`` by default).
+
+        Parameters
+        ----------
+        point : RepairPoint
+            The answer, the anchor, the level and the notion's relation and options.
 
         Returns
         -------

@@ -6,7 +6,7 @@ Wang et al. [Wang-Ying-Zhang] Def. 3 and PD-DP (eqs 14–17); Calmon–Fawaz [Ca
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,8 +21,8 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.model import NeighborRelation
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -36,15 +36,12 @@ class DifferentialPrivacy(Notion):
     uses_neighbors = True
     parameter = "exp"
     source = "Wang et al. Def. 3 (PD-DP)"
+    #: The DP level ``ln max_{s~s', u} p(u|s)/p(u|s')`` (Wang, Ying & Zhang 2016, Def. 3).
+    level_function = staticmethod(measures.dp_level)
 
     def independent_at_zero(self, neighbors: NeighborRelation | None = None) -> bool:
         """True for the all-pairs relation: DP at level 0 then makes ``p(u|s)`` the same for
         every secret of the support.
-
-        Parameters
-        ----------
-        neighbors : NeighborRelation or None
-            The relation on the secrets.
 
         Returns
         -------
@@ -53,46 +50,9 @@ class DifferentialPrivacy(Notion):
         """
         return neighbors is not None and neighbors.kind == "all"
 
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The DP level ``ln max_{s~s', u} p(u|s)/p(u|s')`` (Wang, Ying & Zhang 2016, Def. 3),
-        by :func:`privopt.measures.dp_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (its secret support).
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            The relation on the secrets; ``None`` for Hamming neighbours on a database prior and
-            all pairs otherwise.
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
-        """
-        return measures.dp_level(prior, mechanism, neighbors)
-
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u|s')`` for every pair ``s ~ s'`` of the support (Wang, Ying & Zhang
         2016, Def. 3).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and its expressions; ``ctx.neighbors`` is the relation on the
-            support rows.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -102,51 +62,22 @@ class DifferentialPrivacy(Notion):
         """
         return ratio_constraints(ctx.channel, level, ctx.neighbors)
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u|s')`` on every pair of
         the support, in closed form.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret support is used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation
-            The relation on the secrets (required here).
-        **options
-            Ignored.
 
         Returns
         -------
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        support = np.flatnonzero(prior.secret_probs > 0)
-        return pairwise_repair_weight(channel, anchor, level, neighbors, support)
+        return pairwise_repair_weight(
+            point.channel, point.anchor, point.level, point.neighbors, point.support
+        )
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u|s'))`` over the pairs (with the auxiliary column
         minimum for all pairs), linear in the channel.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``) and ``neighbors``.
-        duals : list
-            The dual values of :meth:`constraints`, in order.
 
         Returns
         -------

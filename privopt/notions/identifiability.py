@@ -8,7 +8,7 @@ attains.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -38,47 +38,13 @@ class Identifiability(Notion):
     uses_neighbors = True
     parameter = "exp"
     source = "Wang et al. Def. 2 (PD-I)"
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The identifiability level ``ln max_{s~s', u} p(s|u)/p(s'|u)`` (Wang, Ying & Zhang 2016,
-        Def. 2), by :func:`privopt.measures.identifiability_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            The relation on the secrets; ``None`` for Hamming neighbours on a database prior and
-            all pairs otherwise.
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
-        """
-        return measures.identifiability_level(prior, mechanism, neighbors)
+    #: The identifiability level ``ln max_{s~s', u} p(s|u)/p(s'|u)`` (Wang, Ying & Zhang
+    #: 2016, Def. 2).
+    level_function = staticmethod(measures.identifiability_level)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(s) p(u|s) ≤ e^ε p(s') p(u|s')`` for every pair ``s ~ s'`` of the support (Wang,
         Ying & Zhang 2016, Def. 2, written as an LP in the mechanism).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and its expressions; ``ctx.neighbors`` is the relation on the
-            support rows.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -96,14 +62,6 @@ class Identifiability(Notion):
         """``ε_X`` over the relation restricted to the support (Wang, Ying & Zhang 2016,
         eq. (18) and Lemma 3): :func:`privopt.measures.least_identifiability_level`.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        neighbors : NeighborRelation or None
-            The relation on the secrets; ``None`` for Hamming neighbours on a database prior and
-            all pairs otherwise.
-
         Returns
         -------
         float
@@ -111,15 +69,7 @@ class Identifiability(Notion):
         """
         return measures.least_identifiability_level(prior, neighbors)
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The weight of the anchor that restores ``p(s) p(u|s) ≤ e^ε p(s') p(u|s')`` on every pair
         of the support, in closed form (for all pairs, a sufficient weight from the largest and
         smallest ``p(s)``).
@@ -127,42 +77,23 @@ class Identifiability(Notion):
         Entries where the anchor itself is not strictly feasible (at ``ε = ε_X``) are left to the
         re-measurement.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation
-            The relation on the secrets (required here).
-        **options
-            Ignored (the notion takes none).
-
         Returns
         -------
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        p = prior.secret_probs
-        support = np.flatnonzero(p > 0)
-        return pairwise_repair_weight(channel, anchor, level, neighbors, support, scale=p)
+        return pairwise_repair_weight(
+            point.channel,
+            point.anchor,
+            point.level,
+            point.neighbors,
+            point.support,
+            scale=point.prior.secret_probs,
+        )
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(s) p(u|s) − e^ε p(s') p(u|s'))`` over the pairs (with the auxiliary
         column minimum for all pairs), linear in the channel.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``), ``neighbors`` and
-            ``p_secret``.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

@@ -7,19 +7,16 @@ Parameter ``c = e^ε`` keeps the program DPP.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from privopt import measures
-from privopt.notions._pairwise import mixing_weight, repair_terms
+from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -34,45 +31,13 @@ class InformationPrivacy(Notion):
     parameter = "exp"
     source = "Calmon-Fawaz Def. 6; Saeidian et al. Def. 15 (LIP)"
     output_law_constraints = 2.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The information privacy (LIP) level ``max_{s, u} |ln p(u|s)/p(u)|`` (Calmon & Fawaz 2012,
-        Def. 6), by :func:`privopt.measures.information_privacy_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
-        """
-        return measures.information_privacy_level(prior, mechanism)
+    #: The information privacy (LIP) level ``max_{s, u} |ln p(u|s)/p(u)|`` (Calmon & Fawaz 2012,
+    #: Def. 6).
+    level_function = staticmethod(measures.information_privacy_level)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u)`` and ``p(u) ≤ e^ε p(u|s)`` for every secret of the support and
         every output (Calmon & Fawaz 2012, Def. 6).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -82,43 +47,17 @@ class InformationPrivacy(Notion):
         p_u_rows = ctx.broadcast_rows(ctx.p_u)
         return [ctx.channel <= level * p_u_rows, p_u_rows <= level * ctx.channel]
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores both ``p(u|s) ≤ e^ε p(u)`` and
         ``p(u) ≤ e^ε p(u|s)`` on the support, in closed form (the larger of the two weights).
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
 
         Returns
         -------
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        p = prior.secret_probs
-        ch = channel[p > 0]
-        q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
-        c = np.broadcast_to(anchor, ch.shape)
-        ratio, slack = repair_terms(level)
+        ch, q, c = output_law_rows(point.prior.secret_probs, point.channel, point.anchor)
+        ratio, slack = repair_terms(point.level)
         upper = mixing_weight(ch, q, c, c, ratio, slack)  # p(u|s) ≤ e^ε p(u)
         lower = mixing_weight(q, ch, c, c, ratio, slack)  # p(u) ≤ e^ε p(u|s)
         return max(upper, lower)
@@ -126,14 +65,6 @@ class InformationPrivacy(Notion):
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ₁ (p(u|s) − e^ε p(u)) + Σ λ₂ (p(u) − e^ε p(u|s))``, linear in the
         channel and the output law.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``).
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

@@ -22,8 +22,7 @@ from privopt.notions.base import DesignContext, LagrangeTerms, Notion, register
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -37,6 +36,9 @@ class LocalDifferentialPrivacy(Notion):
     zero_means_independent = True  # level 0: p(u|s) the same for every secret
     parameter = "exp"
     source = "Saeidian et al. Def. 14"
+    #: The LDP level ``ln max_{u, s, s'} p(u|s)/p(u|s')`` over the support (Saeidian et al. 2023,
+    #: Def. 14).
+    level_function = staticmethod(measures.ldp_level)
 
     def constraint_nonzeros(
         self, n_secrets: int, n_inputs: int, n_outputs: int, options: Mapping[str, Any]
@@ -44,13 +46,6 @@ class LocalDifferentialPrivacy(Notion):
         """Non-zeros in the dense program, written with an auxiliary column minimum
         (:func:`~privopt.notions._pairwise.ratio_constraints`): two rows per secret and output
         (measured: k = 200, 107 MB; counted pair by pair, the estimate was 7.6 GB).
-
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
 
         Returns
         -------
@@ -60,44 +55,9 @@ class LocalDifferentialPrivacy(Notion):
         per_pair = 2.0 if n_inputs == n_secrets else 2.0 * n_inputs
         return 2.0 * n_secrets * n_outputs * (per_pair / 2.0 + 1.0)
 
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The LDP level ``ln max_{u, s, s'} p(u|s)/p(u|s')`` over the support (Saeidian et al.
-        2023, Def. 14), by :func:`privopt.measures.ldp_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
-        """
-        return measures.ldp_level(prior, mechanism)
-
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u|s')`` for every pair of secrets of the support (Saeidian et al. 2023,
         Def. 14), as ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` per output.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -107,52 +67,23 @@ class LocalDifferentialPrivacy(Notion):
         """
         return ratio_constraints(ctx.channel, level, all_pairs(ctx.n_secrets))
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores ``max_s p(u|s) ≤ e^ε min_s p(u|s)`` on the
         support for every output, in closed form.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
 
         Returns
         -------
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        support = np.flatnonzero(prior.secret_probs > 0)
-        return pairwise_repair_weight(channel, anchor, level, all_pairs(channel.shape[0]), support)
+        pairs = all_pairs(point.channel.shape[0])
+        return pairwise_repair_weight(
+            point.channel, point.anchor, point.level, pairs, point.support
+        )
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of the all-pairs ratio constraints' Lagrangian (with the auxiliary column
         minimum eliminated), linear in the channel.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``).
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

@@ -8,7 +8,7 @@ distortion budget is found by the line search over ε ([Calmon-Fawaz] Thm 2's pr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from privopt.notions.base import (
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.model import DatabasePrior, JointPrior, Prior
     from privopt.notions.base import LagrangeContext
 
 
@@ -42,45 +42,13 @@ class MaxInformationLeakage(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 4, Thm 2 (eq. 32)"
     output_law_constraints = 1.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)`` (Calmon & Fawaz
-        2012, Def. 4), by :func:`privopt.measures.max_information_leakage`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, H(S)]``.
-        """
-        return measures.max_information_leakage(prior, mechanism)
+    #: The maximum information leakage ``max_{u: p(u)>0} H(S) − H(S|U=u)`` (Calmon & Fawaz 2012,
+    #: Def. 4), in ``[0, H(S)]``.
+    level_function = staticmethod(measures.max_information_leakage)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``(H(S) − ε) p(u) + Σ_s p(s,u) ln(p(s,u)/p(u)) ≤ 0`` for every output (Calmon & Fawaz
         2012, eq. (32)), written with ``rel_entr``.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ε (nats).
 
         Returns
         -------
@@ -98,11 +66,6 @@ class MaxInformationLeakage(Notion):
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``H(S)`` over the support: ``H(S) − H(S|U=u) ≤ H(S)`` for every output.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-
         Returns
         -------
         float
@@ -115,14 +78,6 @@ class MaxInformationLeakage(Notion):
         """The terms of ``Σ_u μ_u g_u`` with ``g_u`` the constraint of output ``u``, bounded below
         through the answer's posterior ``r`` (Gibbs' inequality:
         ``Σ_s p(s,u) ln p(s|u) ≥ Σ_s p(s,u) ln r_u(s)``), linear in the channel.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (ε) and the answer's posterior.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------
@@ -142,13 +97,6 @@ class MaxInformationLeakage(Notion):
         """The decomposition bound (:meth:`Notion.decomposition_bound`) for posteriors of entropy at
         least ``H(S) − ε``: per output, ``τh − τ ln Σ_s e^{−a_u(s)/τ}`` maximised over ``τ > 0``
         (the dual of the least cost at that entropy).
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            With :attr:`~LagrangeContext.row_duals` and :attr:`~LagrangeContext.distortion` set.
-        scale : float
-            Unused (the bound involves no multiplier of the notion).
 
         Returns
         -------

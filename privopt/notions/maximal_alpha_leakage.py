@@ -32,7 +32,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions._pairwise import repair_terms
+from privopt.notions._pairwise import sum_repair_weight
 from privopt.notions.base import (
     DesignContext,
     LagrangeTerms,
@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 __all__ = ["MaximalAlphaLeakage"]
 
@@ -133,11 +133,6 @@ class MaximalAlphaLeakage(Notion):
     def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
         """Order 2 (a power-cone program).
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            A small prior.
-
         Returns
         -------
         dict
@@ -147,11 +142,6 @@ class MaximalAlphaLeakage(Notion):
 
     def cone(self, options: dict) -> str:
         """``"linear"`` at ``α = ∞`` (the maximal-leakage LP), ``"power_cone"`` otherwise.
-
-        Parameters
-        ----------
-        options : dict
-            The validated options (``alpha``).
 
         Returns
         -------
@@ -166,13 +156,6 @@ class MaximalAlphaLeakage(Notion):
         """Non-zeros in the dense program: one power cone per channel entry (the channel's
         ``|Y|`` inputs, or 1 when the secret is the input, and ``T``, ``R``), and the rows of
         ``T``.
-
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
 
         Returns
         -------
@@ -192,17 +175,6 @@ class MaximalAlphaLeakage(Notion):
         """``L_α`` of ``mechanism`` by :func:`privopt.measures.maximal_alpha_leakage` (the upper
         end of a certified interval: never below the true level).
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its support counts).
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``alpha``.
-
         Returns
         -------
         float
@@ -218,14 +190,7 @@ class MaximalAlphaLeakage(Notion):
         mode: str,
         *,
         options: Any,
-        neighbors: NeighborRelation | None = None,
-        requested: float,
-        level: float | None,
-        expected_distortion: float | None,
-        mechanism: np.ndarray | None = None,
-        status: str = "optimal",
-        least_achievable: float | None = None,
-        tol: float = 1e-6,
+        **answer: Any,
     ) -> list:
         """The closed forms that pin maximal α-leakage's optimum down or bound it.
 
@@ -242,32 +207,21 @@ class MaximalAlphaLeakage(Notion):
 
         Parameters
         ----------
-        prior, distortion, mode, neighbors, requested, level, expected_distortion
+        prior, distortion, mode, options
             As in :meth:`Notion.closed_form_checks <privopt.notions.Notion.closed_form_checks>`.
-        mechanism, status, least_achievable, tol
-            Likewise (the mechanism is compared entrywise only at ``α = ∞``).
-        options : mapping
-            ``alpha``.
+        **answer
+            The answer's keywords there (``requested``, ``level``, ``expected_distortion``,
+            ``neighbors``, ``mechanism``, ``status``, ``least_achievable``, ``tol``), passed on.
 
         Returns
         -------
         list of ClosedFormCheck
             The checks that apply, each evaluated.
         """
-        common = dict(
-            neighbors=neighbors,
-            requested=requested,
-            level=level,
-            expected_distortion=expected_distortion,
-            status=status,
-            least_achievable=least_achievable,
-            tol=tol,
-        )
         alpha = _alpha(options)
         if math.isinf(alpha):
-            return checks.closed_form_checks(
-                prior, distortion, "maximal_leakage", mode, mechanism=mechanism, **common
-            )
+            return checks.closed_form_checks(prior, distortion, "maximal_leakage", mode, **answer)
+        common = {key: value for key, value in answer.items() if key != "mechanism"}
         quantity = "D*" if mode == "epsilon" else "ε*"
         out = []
         for other, relation, sign in (
@@ -287,16 +241,13 @@ class MaximalAlphaLeakage(Notion):
                         f"α = {alpha:g}; {check.conditions}",
                     )
                 )
+        zero_leakage = ("requested", "level", "expected_distortion", "status", "tol")
         out += checks.zero_leakage_checks(
             prior,
             distortion,
             self.name,
             mode,
-            requested=requested,
-            level=level,
-            expected_distortion=expected_distortion,
-            status=status,
-            tol=tol,
+            **{k: v for k, v in answer.items() if k in zero_leakage},
         )
         return out
 
@@ -314,11 +265,6 @@ class MaximalAlphaLeakage(Notion):
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
         """``e^{L_α}`` as a convex objective: ``Σ_u max_s p(u|s)`` at ``α = ∞``; for finite α use
         :meth:`level_program` (the minimum over the auxiliary ``R`` needs its constraints).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
 
         Returns
         -------
@@ -339,11 +285,6 @@ class MaximalAlphaLeakage(Notion):
         cones), whose optimum is ``e^{L_α}`` ([Liao-Alpha] Thm 2 in its min-max form); at
         ``α = ∞`` the maximal-leakage program ``Σ_u t_u``, ``p(u|s) ≤ t_u``.
 
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-
         Returns
         -------
         tuple of (cvxpy.Expression, list of cvxpy.Constraint)
@@ -357,11 +298,6 @@ class MaximalAlphaLeakage(Notion):
     def level_from_objective(self, value: float) -> float:
         """``L_α = ln v`` of the optimal value ``v`` of :meth:`level_program`.
 
-        Parameters
-        ----------
-        value : float
-            The optimal ``Σ_u R_u``.
-
         Returns
         -------
         float
@@ -371,13 +307,6 @@ class MaximalAlphaLeakage(Notion):
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``L_α ≤ ε``: :meth:`level_program`'s constraints and ``Σ_u R_u ≤ e^ε``.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -400,13 +329,6 @@ class MaximalAlphaLeakage(Notion):
         own multiplier where that is larger): ``T`` and ``R`` drop out and the term
         ``−Σ w p(u|s) − Σ_s λ_s − μ e^ε`` is ``≤ 0`` on every mechanism with ``L_α ≤ ε``.
         At ``α = ∞``, the maximal-leakage terms.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``) and ``options``.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order.
 
         Returns
         -------
@@ -431,13 +353,6 @@ class MaximalAlphaLeakage(Notion):
         ``Σ_s v[s, u] ≤ 1`` for every output (then ``R ≥ 0`` drops out, and ``T`` with
         ``λ_s = max_u u[s, u]``). At ``α = ∞``, the maximal-leakage terms.
 
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data.
-        duals : list
-            The dual values of the :meth:`level_program` constraints.
-
         Returns
         -------
         LagrangeTerms or None
@@ -459,11 +374,6 @@ class MaximalAlphaLeakage(Notion):
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``ln |supp S|``: ``L_α ≤ L_∞ ≤ ln |supp S|`` for every mechanism.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-
         Returns
         -------
         float
@@ -471,49 +381,22 @@ class MaximalAlphaLeakage(Notion):
         """
         return math.log(len(as_prior(prior).secret_support))
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """A weight of the anchor that restores ``L_α ≤ ε``, in closed form: with ``R`` the
         answer's centre (``Σ_u p^α R^{1−α} ≤ 1``, ``Σ R = e^{L}``) and the anchor's own
         (``R = anchor``, where ``Σ_u a^α a^{1−α} = 1``), joint convexity of ``p^α R^{1−α}``
         makes the mixtures feasible with ``Σ R = (1−θ) e^{L} + θ``; ``θ = (e^L − e^ε)/(e^L − 1)``
         suffices (as for maximal leakage).
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``alpha``.
-
         Returns
         -------
         float
             ``θ`` in ``[0, 1)``; 0 when ``e^{L} ≤ e^ε`` (up to the repair slack) or ``L = 0``.
         """
-        support = channel[as_prior(prior).secret_probs > 0]
-        alpha = _alpha(options)
+        support = point.channel[as_prior(point.prior).secret_probs > 0]
+        alpha = _alpha(point.options)
         if math.isinf(alpha):
             leak = float(np.log(support.max(axis=0).sum()))
         else:
             leak = measures.renyi_capacity(support, alpha)[1]
-        total = math.exp(leak)
-        bound, slack = repair_terms(level)
-        if total <= bound * (1.0 + slack) or total <= 1.0:
-            return 0.0
-        return (total - bound) / (total - 1.0)
+        return sum_repair_weight(math.exp(leak), point.level)

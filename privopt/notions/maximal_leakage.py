@@ -7,20 +7,20 @@ Saeidian et al. [Saeidian-PML] eq. (1) and Def. 6 (Issa et al.). "L ≤ ε" is t
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privopt import measures
 from privopt.model import as_prior
-from privopt.notions._pairwise import repair_terms
+from privopt.notions._pairwise import sum_repair_weight
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.model import DatabasePrior, JointPrior, Prior
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -34,43 +34,12 @@ class MaximalLeakage(Notion):
     direct_level = True
     parameter = "exp"
     source = "Saeidian et al. Def. 6 (Issa et al.)"
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The maximal leakage ``L = ln Σ_u max_s p(u|s)`` over the support (Issa, Wagner &
-        Kamath 2020; Saeidian et al. 2023, eq. (1) and Def. 6), by
-        :func:`privopt.measures.maximal_leakage`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, ln |supp S|]``.
-        """
-        return measures.maximal_leakage(prior, mechanism)
+    #: The maximal leakage ``L = ln Σ_u max_s p(u|s)`` over the support (Issa, Wagner & Kamath
+    #: 2020; Saeidian et al. 2023, eq. (1) and Def. 6), in ``[0, ln |supp S|]``.
+    level_function = staticmethod(measures.maximal_leakage)
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
         """``Σ_u max_s p(u|s)`` over the support, ``e^L`` (Saeidian et al. 2023, eq. (1)).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
 
         Returns
         -------
@@ -84,11 +53,6 @@ class MaximalLeakage(Notion):
     def level_program(self, ctx: DesignContext) -> tuple[cp.Expression, list[cp.Constraint]]:
         """``Σ_u t_u`` subject to ``p(u|s) ≤ t_u`` on the support: :meth:`level_objective` with
         affine constraints only, so that their dual values give a bound (:meth:`level_lagrangian`).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
 
         Returns
         -------
@@ -106,11 +70,6 @@ class MaximalLeakage(Notion):
     def level_from_objective(self, value: float) -> float:
         """The maximal leakage ``L = ln v`` of the optimal value ``v`` of ``Σ_u max_s p(u|s)``.
 
-        Parameters
-        ----------
-        value : float
-            The optimal value of :meth:`level_objective` or :meth:`level_program`.
-
         Returns
         -------
         float
@@ -121,13 +80,6 @@ class MaximalLeakage(Notion):
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``Σ_u t_u ≤ e^ε`` with ``p(u|s) ≤ t_u`` on the support: maximal leakage ``≤ ε`` as an LP
         (Saeidian et al. 2023, eq. (1)).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -141,14 +93,6 @@ class MaximalLeakage(Notion):
         """The terms of ``Σ λ (p(u|s) − t_u) + μ (Σ_u t_u − e^ε)``, with ``μ`` raised to
         ``max_u Σ_s λ`` where it is below, so that the coefficient of ``t ≥ 0`` is non-negative and
         ``t`` drops out.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``).
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------
@@ -165,13 +109,6 @@ class MaximalLeakage(Notion):
         """A lower bound on ``Σ_u max_s p(u|s)``: the terms of ``Σ_u t_u + Σ λ (p(u|s) − t_u)``
         with every column of ``λ`` scaled down to a sum of at most 1, so that ``t`` drops out.
 
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The solver's answer and the problem data, as numpy arrays.
-        duals : list
-            The dual values of the :meth:`level_program` constraint ``p(u|s) ≤ t_u``.
-
         Returns
         -------
         LagrangeTerms
@@ -186,11 +123,6 @@ class MaximalLeakage(Notion):
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``ln |supp S|``: ``Σ_u max_s p(u|s) ≤ Σ_s Σ_u p(u|s) = |supp S|`` for every mechanism.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-
         Returns
         -------
         float
@@ -198,33 +130,10 @@ class MaximalLeakage(Notion):
         """
         return math.log(len(as_prior(prior).secret_support))  # L ≤ ln |supp X|
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """A weight of the anchor that restores ``Σ_u max_s p(u|s) ≤ e^ε`` on the support, in
         closed form: mixing gives at most ``(1−θ) T + θ`` with ``T`` the answer's sum, so
         ``θ = (T − e^ε)/(T − 1)`` suffices.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
 
         Returns
         -------
@@ -232,8 +141,5 @@ class MaximalLeakage(Notion):
             ``θ`` in ``[0, 1)``; 0 when ``T ≤ e^ε`` (up to the repair slack) or ``T ≤ 1``.
         """
         # Σ_u max_x of the mixture ≤ (1−θ) Σ_u max_x p(u|x) + θ Σ_u anchor_u, with Σ anchor = 1
-        total = float(channel[prior.secret_probs > 0].max(axis=0).sum())
-        bound, slack = repair_terms(level)
-        if total <= bound * (1.0 + slack) or total <= 1.0:
-            return 0.0
-        return (total - bound) / (total - 1.0)
+        total = float(point.channel[point.prior.secret_probs > 0].max(axis=0).sum())
+        return sum_repair_weight(total, point.level)

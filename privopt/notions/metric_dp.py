@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 __all__ = [
     "MetricPrivacy",
@@ -264,11 +264,6 @@ class MetricPrivacy(Notion):
     def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
         """The discrete metric.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            A small prior.
-
         Returns
         -------
         dict
@@ -283,26 +278,18 @@ class MetricPrivacy(Notion):
         mode: str,
         *,
         options: Any,
-        neighbors: NeighborRelation | None = None,
-        requested: float,
-        level: float | None,
-        expected_distortion: float | None,
-        mechanism: np.ndarray | None = None,
-        status: str = "optimal",
-        least_achievable: float | None = None,
-        tol: float = 1e-6,
+        **answer: Any,
     ) -> list:
         """A discrete metric ``c·[x ≠ x']`` (without a spanner) makes ε·d-privacy
         ``(c ε)``-LDP: the LDP closed forms at level ``c·ε``; no check otherwise.
 
         Parameters
         ----------
-        prior, distortion, mode, neighbors, requested, level, expected_distortion
+        prior, distortion, mode, options
             As in :meth:`Notion.closed_form_checks <privopt.notions.Notion.closed_form_checks>`.
-        mechanism, status, least_achievable, tol
-            Likewise.
-        options : mapping
-            ``metric`` and ``spanner``.
+        **answer
+            The answer's keywords there (``requested``, ``level``, ``expected_distortion``,
+            ``neighbors``, ``mechanism``, ``status``, ``least_achievable``, ``tol``), passed on.
 
         Returns
         -------
@@ -314,19 +301,15 @@ class MetricPrivacy(Notion):
         )
         if scale is None:
             return []
+        requested, level = answer.pop("requested"), answer.pop("level")
         return checks.closed_form_checks(
             prior,
             distortion,
             "ldp",
             mode,
-            neighbors=neighbors,
             requested=requested * scale if mode == "epsilon" else requested,
             level=level * scale if level is not None else None,
-            expected_distortion=expected_distortion,
-            mechanism=mechanism,
-            status=status,
-            least_achievable=least_achievable,
-            tol=tol,
+            **answer,
         )
 
     def measure(
@@ -339,17 +322,6 @@ class MetricPrivacy(Notion):
         """The least ε with the mechanism ε·d-private on the constraint pairs of the support (the
         spanner's edges with ``spanner``) (Chatzikokolakis et al. 2013, Def. 3), by
         :func:`privopt.measures.metric_dp_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``metric`` (required, validated here) and ``spanner`` (optional).
 
         Returns
         -------
@@ -376,15 +348,6 @@ class MetricPrivacy(Notion):
         ``spanner``): computed once (``O(k³)`` for a metric given by a matrix or points) and
         kept on the metric, where the methods find them again.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``metric`` (validated) and ``spanner``.
-
         Returns
         -------
         int
@@ -399,14 +362,6 @@ class MetricPrivacy(Notion):
 
         The ratios are parameters derived from ``level``; a hook appended to
         ``ctx.level_hooks`` updates them when the level changes.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and its expressions; ``ctx.options`` holds ``metric`` and
-            ``spanner``.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -432,41 +387,18 @@ class MetricPrivacy(Notion):
         channel = ctx.channel
         return [channel[pairs.left, :] <= cp.multiply(ratios, channel[pairs.right, :]) + left_out]
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores the true constraint
         ``p(u|a) ≤ e^{ε d(a,b)} p(u|b)`` on every constraint pair of the support (exponents
         capped at 700, as in every repair), in closed form.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``metric`` and ``spanner``, as :meth:`validate_options` returns them.
 
         Returns
         -------
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        support = np.flatnonzero(prior.secret_probs > 0)
-        pairs = constraint_pairs(options, support).relabelled(support)
+        support, channel, level = point.support, point.channel, point.level
+        pairs = constraint_pairs(point.options, support).relabelled(support)
         ch = channel if channel.shape[0] == support.size else channel[support]
         theta = 0.0
         chunk = max(1, 2**22 // max(ch.shape[1], 1))
@@ -478,21 +410,13 @@ class MetricPrivacy(Notion):
                 level * pairs.weights[start : start + chunk], LARGEST_REPAIR_EXPONENT
             )[:, None]
             ratio, slack = np.exp(exponent), REPAIR_SLACK * (1.0 + exponent)
-            c = np.broadcast_to(anchor, (a.size, ch.shape[1]))
+            c = np.broadcast_to(point.anchor, (a.size, ch.shape[1]))
             theta = max(theta, mixing_weight(ch[a], ch[b], c, c, ratio, slack))
         return theta
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|a) − e^{ε d(a,b)} p(u|b) − o_ab)`` over the constraint pairs,
         with ``o_ab = 1`` for the pairs left out at this level and 0 otherwise.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level`` (ε) and ``options``.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------
@@ -524,17 +448,6 @@ class MetricPrivacy(Notion):
         """The constraint pairs written and, with a spanner, the guarantee on the full metric
         (a message, hence a warning: the level holds on the spanner's edges) and the exact
         metric level re-measured on every pair.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            The designed ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        level : float
-            The level the mechanism meets on the constraint pairs (nats).
-        **options
-            ``metric`` (required, validated here) and ``spanner`` (optional).
 
         Returns
         -------

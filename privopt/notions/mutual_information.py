@@ -7,7 +7,7 @@ difference of entropies.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,42 +42,12 @@ class MutualInformation(Notion):
     parameter = "linear"
     source = "Calmon-Fawaz Def. 3, Thm 1; Wang et al. Def. 4"
     output_law_constraints = 1.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The mutual information ``I(S;U)`` (Calmon & Fawaz 2012, Def. 3 and eq. (14)), by
-        :func:`privopt.measures.mutual_information`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, H(S)]``.
-        """
-        return measures.mutual_information(prior, mechanism)
+    #: The mutual information ``I(S;U)`` (Calmon & Fawaz 2012, Def. 3 and eq. (14)), in
+    #: ``[0, H(S)]``.
+    level_function = staticmethod(measures.mutual_information)
 
     def level_objective(self, ctx: DesignContext) -> cp.Expression:
         """``I(S;U) = Σ_{s,u} p(s) rel_entr(p(u|s), p(u))`` (Calmon & Fawaz 2012, eq. (14)).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
 
         Returns
         -------
@@ -93,13 +63,6 @@ class MutualInformation(Notion):
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``I(S;U) ≤ ε``, with :meth:`level_objective`.
 
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ε (nats).
-
         Returns
         -------
         list of cvxpy.Constraint
@@ -109,11 +72,6 @@ class MutualInformation(Notion):
 
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``H(S)`` over the support: ``I(S;U) ≤ H(S)`` for every mechanism.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
 
         Returns
         -------
@@ -129,13 +87,6 @@ class MutualInformation(Notion):
         neighbors: NeighborRelation | None = None,
     ) -> float:
         """0: a constant mechanism has ``I(S;U) = 0``.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
 
         Returns
         -------
@@ -179,15 +130,6 @@ class MutualInformation(Notion):
         (when the secret is the input, at the posterior of one Blahut–Arimoto step of slope
         ``1/μ``, Blahut 1972), linear in the channel.
 
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (ε), ``weights`` and the
-            answer's posterior.
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
-
         Returns
         -------
         LagrangeTerms
@@ -204,14 +146,6 @@ class MutualInformation(Notion):
         """The decomposition bound (:meth:`Notion.decomposition_bound`) at an ε point:
         ``E d + μ (I − ε) ≥ Σ_y p(y) λ(y) − μ ε + min_u −μ ln Σ_s p(s) e^{−a_u(s)/μ}`` (Gibbs'
         variational principle), with ``μ`` the constraint's multiplier times ``scale``.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            With :attr:`~LagrangeContext.row_duals`, :attr:`~LagrangeContext.distortion` and
-            :attr:`~LagrangeContext.multipliers` set.
-        scale : float
-            Factor on the constraint's multiplier, ``≥ 0`` (default 1).
 
         Returns
         -------
@@ -237,13 +171,6 @@ class MutualInformation(Notion):
         """A lower bound on ``I(S;U)`` linear in the channel: the cross-entropy bound (when the
         secret is the input, at the posterior of one Blahut–Arimoto step of slope
         ``lctx.multiplier``, Blahut 1972).
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``multiplier`` and ``weights``.
-        duals : list
-            Unused (:meth:`level_program` has no constraints).
 
         Returns
         -------

@@ -6,19 +6,17 @@ Saeidian et al. [Saeidian-PML] Def. 4 and Thm 1; [Saeidian-Rethinking] Def. 2.3.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from privopt import measures
-from privopt.notions._pairwise import mixing_weight, repair_terms
+from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
 from privopt.notions.base import DesignContext, LagrangeTerms, Notion, dual_array, register
 
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
-    from privopt.notions.base import LagrangeContext
+    from privopt.model import DatabasePrior, JointPrior, Prior
+    from privopt.notions.base import LagrangeContext, RepairPoint
 
 
 @register
@@ -32,45 +30,13 @@ class PointwiseMaximalLeakage(Notion):
     parameter = "exp"
     source = "Saeidian et al. Def. 4, Thm 1"
     output_law_constraints = 1.0
-
-    def measure(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        mechanism: np.ndarray,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
-        """The PML level ``max_u ln max_s p(u|s)/p(u)`` over the support (Saeidian et al. 2023,
-        Def. 4 and Thm 1), by :func:`privopt.measures.pml_level`.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
-
-        Returns
-        -------
-        float
-            The level in nats, in ``[0, inf]``.
-        """
-        return measures.pml_level(prior, mechanism)
+    #: The PML level ``max_u ln max_s p(u|s)/p(u)`` over the support (Saeidian et al. 2023, Def. 4
+    #: and Thm 1).
+    level_function = staticmethod(measures.pml_level)
 
     def constraints(self, ctx: DesignContext, level: cp.Parameter) -> list[cp.Constraint]:
         """``p(u|s) ≤ e^ε p(u)`` for every secret of the support and every output (Saeidian et al.
         2023, Thm 1).
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and the expressions derived from it.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -83,11 +49,6 @@ class PointwiseMaximalLeakage(Notion):
         """``ε_max = −ln min_{s ∈ supp} p(s)``: every mechanism is ε_max-PML (Saeidian et al. 2023,
         Lemma 2), by :func:`privopt.measures.epsilon_max`.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-
         Returns
         -------
         float
@@ -95,54 +56,20 @@ class PointwiseMaximalLeakage(Notion):
         """
         return measures.epsilon_max(prior)  # every mechanism is ε_max-PML ([Saeidian-PML] Lemma 2)
 
-    def repair_weight(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        channel: np.ndarray,
-        anchor: np.ndarray,
-        level: float,
-        neighbors: NeighborRelation | None = None,
-        **options: Any,
-    ) -> float:
+    def closed_form_repair(self, point: RepairPoint) -> float:
         """The least weight of the anchor that restores ``p(u|s) ≤ e^ε p(u)`` on the support, in
         closed form.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (only its secret probabilities are used).
-        channel : numpy.ndarray
-            ``p(u|s)`` of the answer, ``|S| × |U|``.
-        anchor : numpy.ndarray
-            ``p(u)`` of the constant mechanism mixed in, length ``|U|``.
-        level : float
-            ε in nats.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            Ignored (the notion takes none).
 
         Returns
         -------
         float
             ``θ`` in ``[0, 1)``; 0 when the answer already meets the level.
         """
-        p = prior.secret_probs
-        ch = channel[p > 0]
-        q = np.broadcast_to(p[p > 0] @ ch, ch.shape)  # p(u)
-        c = np.broadcast_to(anchor, ch.shape)
-        return mixing_weight(ch, q, c, c, *repair_terms(level))
+        ch, q, c = output_law_rows(point.prior.secret_probs, point.channel, point.anchor)
+        return mixing_weight(ch, q, c, c, *repair_terms(point.level))
 
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ λ (p(u|s) − e^ε p(u))``, linear in the channel and the output law.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``).
-        duals : list
-            The solver's dual values of :meth:`constraints`, in order (``None`` where it gave
-            none).
 
         Returns
         -------

@@ -31,7 +31,7 @@ import numpy as np
 
 from privopt import measures
 from privopt.errors import InputError
-from privopt.notions._pairwise import mixing_weight, repair_terms
+from privopt.notions._pairwise import mixing_weight, output_law_rows, repair_terms
 from privopt.notions.base import (
     DesignContext,
     LagrangeTerms,
@@ -277,11 +277,6 @@ class RobustPML(Notion):
     def sample_options(self, prior: Prior | JointPrior | DatabasePrior) -> dict:
         """The prior itself and the uniform prior on its inputs, as the class.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            A small prior.
-
         Returns
         -------
         dict
@@ -299,17 +294,6 @@ class RobustPML(Notion):
     ) -> dict:
         """The base class's checks, then: ``priors`` or ``entry_priors`` is required,
         ``priors = "all"`` excludes ``entry_priors``, and the listed priors of both are merged.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request, which the options are checked against.
-        given : mapping
-            Option name → raw value (``None`` values count as not given).
-        prefix : str
-            The section named in messages (default ``privacy``).
-        keywords : iterable of str
-            The caller's other names, for the "did you mean" of an unknown option.
 
         Returns
         -------
@@ -347,13 +331,6 @@ class RobustPML(Notion):
         """Non-zeros in the dense program: one output-law constraint per secret, output and prior
         of the class, ``|Y| + 1`` non-zeros each.
 
-        Parameters
-        ----------
-        n_secrets, n_inputs, n_outputs : int
-            ``|S|``, ``|Y|`` and ``|U|`` of the request.
-        options : mapping
-            The notion's validated options.
-
         Returns
         -------
         float
@@ -372,17 +349,6 @@ class RobustPML(Notion):
         """The largest PML over the listed priors, about the secret or about each database entry
         (Saeidian et al. 2024, Def. 2.6), or the leakage capacity for ``priors = "all"``
         (Saeidian et al. 2024, Thm 2.8).
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        neighbors : NeighborRelation or None
-            Ignored (the notion uses no relation).
-        **options
-            ``priors``, ``entry_priors`` and ``about``, raw or validated (validated here).
 
         Returns
         -------
@@ -419,17 +385,6 @@ class RobustPML(Notion):
         """The hull check: the PML supremum over the convex hull of the listed priors, and a
         note when it exceeds the level met at the listed priors.
 
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request.
-        mechanism : numpy.ndarray
-            The designed ``W[y, u] = p(u|y)``, ``|Y| × |U|``.
-        level : float
-            The level the mechanism meets at the listed priors (nats).
-        **options
-            The notion's options, as :meth:`validate_options` returns them.
-
         Returns
         -------
         dict
@@ -458,14 +413,6 @@ class RobustPML(Notion):
         """``r · p(u|·) ≤ e^ε Q_U(u)`` for every listed prior ``q`` and each of its condition rows
         ``r`` (:func:`condition_rows`): PML at most ε under each listed prior (Saeidian et al.
         2024, Def. 2.6), on the channel of every secret.
-
-        Parameters
-        ----------
-        ctx : DesignContext
-            The design variable and its expressions; ``ctx.options`` holds the validated
-            ``priors`` (a list) and ``about``.
-        level : cvxpy.Parameter
-            Holds ``e^ε``.
 
         Returns
         -------
@@ -529,8 +476,7 @@ class RobustPML(Notion):
         theta = 0.0
         for q in priors:
             if about == "secret":
-                ch = channel[q > 0]
-                q_u = np.broadcast_to(q[q > 0] @ ch, ch.shape)
+                ch, q_u, _ = output_law_rows(q, channel, anchor)
             else:  # rows = conditional laws of the database given one entry
                 if channel.shape[0] != q.size:
                     return None  # not on every secret: bisect instead
@@ -543,14 +489,6 @@ class RobustPML(Notion):
     def lagrangian(self, lctx: LagrangeContext, duals: list) -> LagrangeTerms:
         """The terms of ``Σ_q Σ λ_q (r · p(u|·) − e^ε Q_U(u))`` over the listed priors and their
         condition rows, on the channel of every secret.
-
-        Parameters
-        ----------
-        lctx : LagrangeContext
-            The answer and the problem data; uses ``level_value`` (``e^ε``) and ``options``.
-        duals : list
-            The solver's dual values of :meth:`constraints`, one per listed prior (``None`` where
-            it gave none).
 
         Returns
         -------
@@ -572,11 +510,6 @@ class RobustPML(Notion):
 
     def max_level(self, prior: Prior | JointPrior | DatabasePrior) -> float:
         """``inf``: no level beyond which the constraint excludes nothing is computed for a class.
-
-        Parameters
-        ----------
-        prior : Prior, JointPrior or DatabasePrior
-            The prior of the request (unused).
 
         Returns
         -------

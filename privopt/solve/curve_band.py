@@ -525,6 +525,41 @@ def _convex_secant_lower(
     return out
 
 
+def _least_within(
+    keys: list[float], values: list[float], queries: np.ndarray, tol: float
+) -> np.ndarray:
+    """``min{value : key ≤ q}`` at every query ``q``, a key counting up to the relative
+    tolerance ``tol·(1 + |q|)`` (``inf`` where no key counts): the staircase upper envelopes
+    of the witnesses, by level (:meth:`CurveEvidence.upper`) or by distortion
+    (:meth:`CurveEvidence.level_upper`).
+
+    Parameters
+    ----------
+    keys, values : list of float
+        One entry per witness: what the query bounds, and what is minimised.
+    queries : numpy.ndarray
+        Increasing.
+    tol : float
+        The relative tolerance on the keys.
+
+    Returns
+    -------
+    numpy.ndarray
+        The least value at every query, ``inf`` where none counts.
+    """
+    if not keys:
+        return np.full(queries.shape, np.inf)
+    keys_arr, values_arr = np.array(keys), np.array(values)
+    order = np.argsort(keys_arr, kind="stable")
+    keys_arr, running = keys_arr[order], np.minimum.accumulate(values_arr[order])
+    slack = tol * (1.0 + np.abs(queries))  # elementwise
+    index = np.searchsorted(keys_arr, queries + slack, side="right") - 1
+    out = np.full(queries.shape, np.inf)
+    ok = index >= 0
+    out[ok] = running[index[ok]]
+    return out
+
+
 @dataclass
 class CurveEvidence:
     """Everything a curve's band rests on (see the module docstring).
@@ -655,18 +690,9 @@ class CurveEvidence:
         -------
         numpy.ndarray
         """
-        if not self.witnesses:
-            return np.full(grid.shape, np.inf)
-        levels = np.array([w.level for w in self.witnesses])
-        dists = np.array([w.distortion for w in self.witnesses])
-        order = np.argsort(levels, kind="stable")
-        levels, running = levels[order], np.minimum.accumulate(dists[order])
-        slack = LEVEL_TOL * (1.0 + np.abs(grid))  # level_tolerance, elementwise
-        index = np.searchsorted(levels, grid + slack, side="right") - 1
-        out = np.full(grid.shape, np.inf)
-        ok = index >= 0
-        out[ok] = running[index[ok]]
-        return out
+        levels = [w.level for w in self.witnesses]
+        distortions = [w.distortion for w in self.witnesses]
+        return _least_within(levels, distortions, grid, LEVEL_TOL)  # level_tolerance
 
     def level_upper(self, budgets: np.ndarray) -> np.ndarray:
         """``U_ε(D) = min{ℓ : δ ≤ D}`` at every budget (``inf`` where none counts).
@@ -680,18 +706,9 @@ class CurveEvidence:
         -------
         numpy.ndarray
         """
-        if not self.witnesses:
-            return np.full(budgets.shape, np.inf)
-        dists = np.array([w.distortion for w in self.witnesses])
-        levels = np.array([w.level for w in self.witnesses])
-        order = np.argsort(dists, kind="stable")
-        dists, running = dists[order], np.minimum.accumulate(levels[order])
-        slack = DISTORTION_TOL * (1.0 + np.abs(budgets))  # distortion_tolerance, elementwise
-        index = np.searchsorted(dists, budgets + slack, side="right") - 1
-        out = np.full(budgets.shape, np.inf)
-        ok = index >= 0
-        out[ok] = running[index[ok]]
-        return out
+        levels = [w.level for w in self.witnesses]
+        distortions = [w.distortion for w in self.witnesses]
+        return _least_within(distortions, levels, budgets, DISTORTION_TOL)  # distortion_tolerance
 
     def _step_lower(self, grid: np.ndarray) -> np.ndarray:
         out = np.full(grid.shape, -np.inf)

@@ -21,6 +21,7 @@ LAYERS = {
     "status": 0,
     "_io": 0,
     "_frames": 0,
+    "_docstrings": 0,
     "model": 1,
     "validation": 2,
     "measures": 3,

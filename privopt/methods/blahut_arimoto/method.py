@@ -58,18 +58,7 @@ class BlahutArimoto(Method):
     )
 
     def unsupported(self, request: DesignRequest) -> str | None:
-        """See :meth:`~privopt.methods.base.Method.unsupported`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-
-        Returns
-        -------
-        str or None
-            ``None`` when supported, else why not.
-        """
+        """See :meth:`~privopt.methods.base.Method.unsupported`."""
         if request.notion.name != "mutual_information":
             return "solves mutual_information only"
         if isinstance(request.prior, JointPrior):
@@ -88,13 +77,6 @@ class BlahutArimoto(Method):
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """See :meth:`~privopt.methods.base.Method.auto`.
 
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-        sweep : bool
-            Whether the request is a sweep.
-
         Returns
         -------
         bool
@@ -111,11 +93,6 @@ class BlahutArimoto(Method):
 
     def solve(self, task: Task) -> Answer:
         """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Parameters
-        ----------
-        task : Task
-            One point of the request.
 
         Returns
         -------

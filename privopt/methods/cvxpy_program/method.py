@@ -238,18 +238,7 @@ class CvxpyMethod(Method):
         self.description = f"the cvxpy program solved by {solver} ({cones} programs)"
 
     def unsupported(self, request: DesignRequest) -> str | None:
-        """See :meth:`~privopt.methods.base.Method.unsupported`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-
-        Returns
-        -------
-        str or None
-            ``None`` when supported, else why not.
-        """
+        """See :meth:`~privopt.methods.base.Method.unsupported`."""
         cone = request.notion.cone(request.options)
         if cone not in self.cones:
             kind = cone.replace("_", " ")
@@ -262,11 +251,6 @@ class CvxpyMethod(Method):
 
     def solves_budget(self, request: DesignRequest) -> bool:
         """See :meth:`~privopt.methods.base.Method.solves_budget`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
 
         Returns
         -------
@@ -307,11 +291,6 @@ class CvxpyMethod(Method):
 
     def solve(self, task: Task) -> Answer:
         """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Parameters
-        ----------
-        task : Task
-            One point of the request.
 
         Returns
         -------

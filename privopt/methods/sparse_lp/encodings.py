@@ -10,10 +10,11 @@ linear notion with a sparse-LP path is one more class here, registered with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privopt._docstrings import complete_overrides
 from privopt.methods.sparse_lp.assembly import RowBuilder
 from privopt.methods.sparse_lp.translation import Translations
 from privopt.model import NeighborRelation
@@ -112,7 +113,15 @@ class ReducedLP:
 
 
 class Encoding:
-    """A notion's rows in the sparse LP (see the module docstring)."""
+    """A notion's rows in the sparse LP (see the module docstring).
+
+    An override in a subclass documents what it writes; the ``Parameters`` and ``Returns``
+    sections it leaves out are those of the method here (:mod:`privopt._docstrings`).
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        complete_overrides(cls)
 
     def relation(self, request: DesignRequest) -> NeighborRelation | None:
         """The neighbour relation the rows are written over (``None``: no pairs).
@@ -279,48 +288,19 @@ class PairRatios(Encoding):
         self.all_pairs = all_pairs
 
     def relation(self, request: DesignRequest) -> NeighborRelation | None:
-        """With ``all_pairs`` a pair-free marker of kind ``"all"``, else ``request.neighbors``.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            A request of one of the encoding's notions.
-
-        Returns
-        -------
-        NeighborRelation or None
-            See :meth:`Encoding.relation`.
-        """
+        """With ``all_pairs`` a pair-free marker of kind ``"all"``, else ``request.neighbors``."""
         if self.all_pairs:  # every pair, held as a pair-free marker (auxiliary-variable form)
             empty = np.zeros(0, dtype=np.int64)
             return NeighborRelation(request.prior.n_secrets, empty, empty, "all")
         return request.neighbors
 
     def n_aux(self, lp: FullLP) -> int:
-        """``U`` (the column minima ``lo_u``) when the relation is complete, else 0.
-
-        Parameters
-        ----------
-        lp : FullLP
-            The LP to be written.
-
-        Returns
-        -------
-        int
-            The number of auxiliary columns (see :meth:`Encoding.n_aux`).
-        """
+        """``U`` (the column minima ``lo_u``) when the relation is complete, else 0."""
         return lp.n_outputs if lp.complete else 0
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
-        """Rows ``lo_u ≤ s(x) W[x,u] ≤ e^ε lo_u`` if ``lp.complete``, else one per pair and output.
-
-        Parameters
-        ----------
-        rows : RowBuilder
-            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
-        lp : FullLP
-            The prior, level and relation to write.
-        """
+        """Rows ``lo_u ≤ s(x) W[x,u] ≤ e^ε lo_u`` if ``lp.complete``, else one per pair
+        and output."""
         scaled = self.scaled
         S, U = lp.p.size, lp.n_outputs
         widx = lp.entries.ravel()
@@ -346,30 +326,12 @@ class PairRatios(Encoding):
         rows.block(n, [(np.arange(n), ca, va), (np.arange(n), cb, vb)], -np.inf, 0.0)
 
     def n_aux_reduced(self, lp: ReducedLP) -> int:
-        """1 (the minimum ``lo`` of ``f``) when the relation is complete, else 0.
-
-        Parameters
-        ----------
-        lp : ReducedLP
-            The LP to be written.
-
-        Returns
-        -------
-        int
-            The number of auxiliary columns (see :meth:`Encoding.n_aux_reduced`).
-        """
+        """1 (the minimum ``lo`` of ``f``) when the relation is complete, else 0."""
         return 1 if lp.complete else 0
 
     def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
-        """``lo ≤ f(z) ≤ e^ε lo`` if ``lp.complete``, else ``f(z) ≤ e^ε f(z − δ)`` per difference δ.
-
-        Parameters
-        ----------
-        rows : RowBuilder
-            The LP's rows so far; the blocks are appended (see :meth:`Encoding.reduced`).
-        lp : ReducedLP
-            The group, level and relation; its column bounds may be tightened in place.
-        """
+        """``lo ≤ f(z) ≤ e^ε lo`` if ``lp.complete``, else ``f(z) ≤ e^ε f(z − δ)`` per
+        difference δ."""
         N = lp.group.size
         z = np.arange(N)
         if lp.complete:  # lo ≤ f(z) ≤ e^ε lo: every column holds all values of f
@@ -390,17 +352,6 @@ class PairRatios(Encoding):
         self, f: np.ndarray, group: Translations, relation: NeighborRelation | None, complete: bool
     ) -> float:
         """Largest ``ln f(z) − ln f(z − δ)`` over the differences δ (complete: ``ln(max f/min f)``).
-
-        Parameters
-        ----------
-        f : numpy.ndarray
-            ``N``: the generating row (see :meth:`Encoding.reduced_level`).
-        group : Translations
-            The translations of the alphabet.
-        relation : NeighborRelation or None
-            The neighbour relation on the alphabet.
-        complete : bool
-            Whether ``relation`` is every pair.
 
         Returns
         -------
@@ -442,30 +393,11 @@ class OutputLawRatios(Encoding):
         self.two_sided = two_sided
 
     def n_aux(self, lp: FullLP) -> int:
-        """``U``: the output law ``q_u``.
-
-        Parameters
-        ----------
-        lp : FullLP
-            The LP to be written.
-
-        Returns
-        -------
-        int
-            The number of auxiliary columns (see :meth:`Encoding.n_aux`).
-        """
+        """``U``: the output law ``q_u``."""
         return lp.n_outputs
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
-        """Rows ``q_u = Σ_x p(x) W[x,u]`` and the ratio rows against ``q_u``.
-
-        Parameters
-        ----------
-        rows : RowBuilder
-            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
-        lp : FullLP
-            The prior, level and relation to write.
-        """
+        """Rows ``q_u = Σ_x p(x) W[x,u]`` and the ratio rows against ``q_u``."""
         S, U = lp.p.size, lp.n_outputs
         widx = lp.entries.ravel()
         u = np.arange(U)
@@ -479,15 +411,8 @@ class OutputLawRatios(Encoding):
             rows.block(S * U, [(every, widx, 1.0), (every, auxcol, -1.0 / lp.ratio)], 0.0, np.inf)
 
     def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
-        """No rows: as ``q_u = 1/N``, the bounds ``f ≤ e^ε/N`` (two-sided: also ``f ≥ e^{−ε}/N``).
-
-        Parameters
-        ----------
-        rows : RowBuilder
-            The LP's rows so far; the blocks are appended (see :meth:`Encoding.reduced`).
-        lp : ReducedLP
-            The group, level and relation; its column bounds may be tightened in place.
-        """
+        """No rows: as ``q_u = 1/N``, the bounds ``f ≤ e^ε/N`` (two-sided: also ``f ≥
+        e^{−ε}/N``)."""
         N = lp.group.size  # uniform prior: q_u = 1/N
         lp.col_hi[:] = lp.ratio / N
         if self.two_sided:
@@ -498,22 +423,6 @@ class OutputLawRatios(Encoding):
     ) -> float:
         """``ln(N max f)`` clipped at 0, or (two-sided) ``max |ln(N f)|`` (``inf`` when an
         entry of ``f`` is 0: the lower ratio ``p(u|x) ≥ e^{−ε} p(u)`` fails at every ε).
-
-        Parameters
-        ----------
-        f : numpy.ndarray
-            ``N``: the generating row (see :meth:`Encoding.reduced_level`).
-        group : Translations
-            The translations of the alphabet.
-        relation : NeighborRelation or None
-            The neighbour relation on the alphabet.
-        complete : bool
-            Whether ``relation`` is every pair.
-
-        Returns
-        -------
-        float
-            The level in nats, ``≥ 0``.
         """
         N = group.size
         if self.two_sided:
@@ -532,30 +441,11 @@ class ColumnMaxima(Encoding):
     eq. (1); Issa et al.)."""
 
     def n_aux(self, lp: FullLP) -> int:
-        """``U``: the column maxima ``t_u``.
-
-        Parameters
-        ----------
-        lp : FullLP
-            The LP to be written.
-
-        Returns
-        -------
-        int
-            The number of auxiliary columns (see :meth:`Encoding.n_aux`).
-        """
+        """``U``: the column maxima ``t_u``."""
         return lp.n_outputs
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
-        """Rows ``W[x,u] ≤ t_u`` and ``Σ_u t_u ≤ e^ε``.
-
-        Parameters
-        ----------
-        rows : RowBuilder
-            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
-        lp : FullLP
-            The prior, level and relation to write.
-        """
+        """Rows ``W[x,u] ≤ t_u`` and ``Σ_u t_u ≤ e^ε``."""
         S, U = lp.p.size, lp.n_outputs
         every = np.arange(S * U)
         auxcol = np.tile(lp.aux(), S)
@@ -563,38 +453,13 @@ class ColumnMaxima(Encoding):
         rows.block(1, [(np.zeros(U), lp.aux(), 1.0)], -np.inf, lp.ratio)
 
     def reduced(self, rows: RowBuilder, lp: ReducedLP) -> None:
-        """No rows: the bounds ``f ≤ e^ε/N``, as ``Σ_u max_x W[x,u] = N max f``.
-
-        Parameters
-        ----------
-        rows : RowBuilder
-            The LP's rows so far; the blocks are appended (see :meth:`Encoding.reduced`).
-        lp : ReducedLP
-            The group, level and relation; its column bounds may be tightened in place.
-        """
+        """No rows: the bounds ``f ≤ e^ε/N``, as ``Σ_u max_x W[x,u] = N max f``."""
         lp.col_hi[:] = lp.ratio / lp.group.size  # N max f ≤ e^ε
 
     def reduced_level(
         self, f: np.ndarray, group: Translations, relation: NeighborRelation | None, complete: bool
     ) -> float:
-        """``ln(N max f)`` clipped at 0.
-
-        Parameters
-        ----------
-        f : numpy.ndarray
-            ``N``: the generating row (see :meth:`Encoding.reduced_level`).
-        group : Translations
-            The translations of the alphabet.
-        relation : NeighborRelation or None
-            The neighbour relation on the alphabet.
-        complete : bool
-            Whether ``relation`` is every pair.
-
-        Returns
-        -------
-        float
-            The level in nats, ``≥ 0``.
-        """
+        """``ln(N max f)`` clipped at 0."""
         return float(max(np.log(group.size * f.max()), 0.0))
 
 
@@ -610,11 +475,6 @@ class MetricRatios(Encoding):
     def relation(self, request: DesignRequest) -> NeighborRelation | None:
         """The metric's constraint pairs (or spanner edges) on the prior's support, with distances.
 
-        Parameters
-        ----------
-        request : DesignRequest
-            A request of one of the encoding's notions.
-
         Returns
         -------
         MetricPairs
@@ -625,15 +485,8 @@ class MetricRatios(Encoding):
         return constraint_pairs(dict(request.options), request.prior.secret_support)
 
     def full(self, rows: RowBuilder, lp: FullLP) -> None:
-        """Rows ``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` on the pairs with ``ε·d ≤ 20`` (ε: ``lp.epsilon``).
-
-        Parameters
-        ----------
-        rows : RowBuilder
-            The LP's rows so far; the blocks are appended (see :meth:`Encoding.full`).
-        lp : FullLP
-            The prior, level and relation to write.
-        """
+        """Rows ``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` on the pairs with ``ε·d ≤ 20`` (ε:
+        ``lp.epsilon``)."""
         from privopt.notions.metric_dp import written
 
         pairs = lp.relation

@@ -508,18 +508,7 @@ class SparseLP(Method):
             self.memory_model = "sparse_clarabel" if method == "clarabel" else "sparse"
 
     def unsupported(self, request: DesignRequest) -> str | None:
-        """See :meth:`~privopt.methods.base.Method.unsupported`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-
-        Returns
-        -------
-        str or None
-            ``None`` when supported, else why not.
-        """
+        """See :meth:`~privopt.methods.base.Method.unsupported`."""
         reason = plain_linear_reason(request, ENCODINGS)
         if reason is not None:
             return reason
@@ -554,11 +543,6 @@ class SparseLP(Method):
     def solves_budget(self, request: DesignRequest) -> bool:
         """See :meth:`~privopt.methods.base.Method.solves_budget`.
 
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-
         Returns
         -------
         bool
@@ -568,13 +552,6 @@ class SparseLP(Method):
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """See :meth:`~privopt.methods.base.Method.auto`.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The design request.
-        sweep : bool
-            Whether the request is a sweep.
 
         Returns
         -------
@@ -589,11 +566,6 @@ class SparseLP(Method):
 
     def solve(self, task: Task) -> Answer:
         """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Parameters
-        ----------
-        task : Task
-            One point of the request.
 
         Returns
         -------

@@ -124,16 +124,6 @@ class Symmetric(Method):
         identifiability or mutual information (also as average leakage) on a database prior
         with i.i.d. rows, the row-wise Hamming distortion on the same databases, Hamming
         neighbours (if any), and no extra budgets, constraints or options.
-
-        Parameters
-        ----------
-        request : DesignRequest
-            The validated request.
-
-        Returns
-        -------
-        str or None
-            ``None`` when the method takes the request, else one phrase saying why not.
         """
         notion = request.notion.name
         if notion not in SOLVED_NOTIONS:
@@ -154,13 +144,6 @@ class Symmetric(Method):
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Picked without being named for mechanisms of at least 4096 entries, sweep or not.
 
-        Parameters
-        ----------
-        request : DesignRequest
-            The validated request, which the method supports.
-        sweep : bool
-            Whether the point is one of a sweep or line search (ignored).
-
         Returns
         -------
         bool
@@ -177,11 +160,6 @@ class Symmetric(Method):
         the certificate); mutual-information ε and budget points solve the one-row
         rate–distortion problem (certified by Csiszár's bound). The product is re-measured
         orbit by orbit (up to :data:`MAX_VERIFY_ORBITS` orbits, else from the kernel).
-
-        Parameters
-        ----------
-        task : Task
-            The point; a budget point only for mutual information.
 
         Returns
         -------

@@ -1,0 +1,124 @@
+"""The docstrings of overriding methods (privopt._docstrings): an override that leaves out
+its ``Parameters`` or ``Returns`` shows the overridden method's, and every public method of
+every notion, every method and every sparse-LP encoding shows a whole numpy docstring that
+names each of its parameters."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from privopt._docstrings import complete_overrides, completed_docstring, numpy_sections
+from privopt.methods import METHODS
+from privopt.methods.sparse_lp.encodings import ENCODINGS
+from privopt.notions import get_notion, notion_names
+
+BASE = """Do something.
+
+    Parameters
+    ----------
+    x : int
+        The input.
+
+    Returns
+    -------
+    int
+        The output.
+
+    Raises
+    ------
+    NotImplementedError
+        Always.
+    """
+
+
+def test_sections_are_split_from_the_text():
+    head, sections = numpy_sections(BASE)
+    assert head == "Do something."
+    assert list(sections) == ["Parameters", "Returns", "Raises"]
+    assert sections["Returns"].splitlines() == ["Returns", "-------", "int", "    The output."]
+    assert numpy_sections("Only a summary.") == ("Only a summary.", {})
+
+
+def test_an_override_takes_what_it_leaves_out_but_not_raises():
+    own = """Do it this way.
+
+    Returns
+    -------
+    int
+        Always 3.
+    """
+    head, sections = numpy_sections(completed_docstring(own, BASE))
+    assert head == "Do it this way."
+    assert list(sections) == ["Parameters", "Returns"]  # Raises is the base's own
+    assert "x : int" in sections["Parameters"] and "Always 3." in sections["Returns"]
+    assert completed_docstring(None, BASE) == inspect.cleandoc(BASE)
+    assert completed_docstring(own, None) is own
+    whole = BASE.replace("Do something.", "Mine.")
+    assert completed_docstring(whole, BASE) is whole  # nothing left out: unchanged
+
+
+def test_complete_overrides_changes_only_the_class_own_public_functions():
+    class Base:
+        def run(self, x):
+            return x
+
+        run.__doc__ = BASE
+
+        def _hidden(self):
+            """Base."""
+
+    class Child(Base):
+        def run(self, x):
+            """Child's way."""
+            return 2 * x
+
+        def _hidden(self):
+            """Child."""
+
+        def extra(self):
+            """Not an override."""
+
+    complete_overrides(Child)
+    assert numpy_sections(Child.run.__doc__)[0] == "Child's way."
+    assert "x : int" in Child.run.__doc__
+    assert Child._hidden.__doc__ == "Child." and Child.extra.__doc__ == "Not an override."
+    assert Base.run.__doc__ == BASE and Child().run(2) == 4
+
+
+def _public_functions(cls: type):
+    for name in dir(cls):
+        function = getattr(cls, name)
+        if not name.startswith("_") and inspect.isfunction(function):
+            yield name, function
+
+
+def _check_whole_docstrings(cls: type) -> None:
+    for attr, function in _public_functions(cls):
+        head, sections = numpy_sections(inspect.getdoc(function) or "")
+        signature = inspect.signature(function)
+        returns_value = signature.return_annotation not in ("None", None)
+        assert head and ("Returns" in sections or not returns_value), f"{cls.__name__}.{attr}"
+        params = [p for p in signature.parameters if p != "self"]
+        for param in params:
+            documented = rf"^(\*\*)?(\w+, )*{param}\b"
+            assert re.search(documented, sections.get("Parameters", ""), re.M), (
+                f"{cls.__name__}.{attr}: {param}"
+            )
+
+
+@pytest.mark.parametrize("name", notion_names())
+def test_every_notion_method_has_a_whole_numpy_docstring(name):
+    _check_whole_docstrings(type(get_notion(name)))
+
+
+@pytest.mark.parametrize("cls", sorted({type(m) for m in METHODS.values()}, key=str), ids=str)
+def test_every_method_class_has_whole_numpy_docstrings(cls):
+    _check_whole_docstrings(cls)
+
+
+@pytest.mark.parametrize("cls", sorted({type(e) for e in ENCODINGS.values()}, key=str), ids=str)
+def test_every_sparse_lp_encoding_has_whole_numpy_docstrings(cls):
+    _check_whole_docstrings(cls)
