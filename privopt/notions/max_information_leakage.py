@@ -127,9 +127,16 @@ def _least_cost_at_entropy(a: np.ndarray, h: float, steps: int = 80) -> np.ndarr
     if h <= 0:
         return floor
 
+    excess = a - floor[None, :]  # ≥ 0; each column's least entry gives e⁰ in the sum
+
     def value(log_tau: np.ndarray) -> np.ndarray:
+        # τh − τ ln Σ e^{−a/τ} = τh + min a − τ ln Σ e^{−(a − min a)/τ}: the same value, and a
+        # quotient that overflows is +∞, a term e^{−∞} = 0 (written with −a/τ, a large
+        # distortion overflowed every term to −∞ and the bound to +∞)
         tau = np.exp(log_tau)
-        return tau * h - tau * logsumexp(-a / tau[None, :], axis=0)
+        with np.errstate(over="ignore"):
+            scaled = excess / tau[None, :]
+        return tau * h + floor - tau * logsumexp(-scaled, axis=0)
 
     golden = (np.sqrt(5.0) - 1.0) / 2.0
     lo, hi = np.full(a.shape[1], -30.0), np.full(a.shape[1], 10.0)
