@@ -644,15 +644,21 @@ TIME_LIMITED_PRIOR = po.DatabasePrior(2, 5, probs=np.random.default_rng(4).diric
 def stop_block_ipm_after(monkeypatch, iterations: int = 12) -> None:
     """Make every ``block-ipm`` run stop as a time limit would, before iteration
     ``iterations`` (no clock involved: the test does not depend on the machine's speed)."""
-    from privopt.methods.block_ipm import method as block_method
+    from privopt.methods.block_ipm import interior_point
 
-    real = block_method.solve_block_lp
+    real = interior_point.solve_block_lp
+    # one budget of iterations per run: a pruned run (pruning.py) passes its deadline to its
+    # probe and to its restricted run, both on the run's kernel
+    budgets: dict[tuple, tuple] = {}
 
     def stopped_early(lp, **options):
-        options["deadline"] = _RunsOutAfter(iterations)
+        key = (id(options.get("deadline")), id(lp.kernel))
+        if key not in budgets:
+            budgets[key] = (options.get("deadline"), lp.kernel, _RunsOutAfter(iterations))
+        options["deadline"] = budgets[key][2]
         return real(lp, **options)
 
-    monkeypatch.setattr(block_method, "solve_block_lp", stopped_early)
+    monkeypatch.setattr(interior_point, "solve_block_lp", stopped_early)
 
 
 def test_an_iteration_that_cannot_end_in_time_is_not_started():

@@ -154,6 +154,9 @@ class StopReason(str, enum.Enum):
     TIME_LIMIT = "time_limit"
     #: The iteration limit was reached.
     ITERATION_LIMIT = "iteration_limit"
+    #: The gap reached the ``stop_gap`` asked for (a probe: the run goes on from its point,
+    #: :mod:`~privopt.methods.block_ipm.pruning`).
+    PROBE_GAP = "probe_gap"
 
 
 @dataclass
@@ -188,6 +191,11 @@ class BlockSolution:
         (dual points of certified curves, :mod:`privopt.methods.block_ipm.multipliers`).
     stop : StopReason
         Why the iterations stopped (before the polish).
+    coupling_duals : numpy.ndarray or None
+        ``c``: the coupling rows' duals the best bound was taken at, in the cost's units.
+    point : object
+        The last iterate (interior, for a run that goes on from it: :func:`solve_block_lp`'s
+        ``start``), kept only by a run stopped at its ``stop_gap``.
     """
 
     status: str
@@ -201,6 +209,8 @@ class BlockSolution:
     polished: bool = False
     stop: StopReason = StopReason.ITERATION_LIMIT
     row_duals: np.ndarray | None = field(default=None, repr=False)
+    coupling_duals: np.ndarray | None = field(default=None, repr=False)
+    point: object = field(default=None, repr=False)
 
     @property
     def gap(self) -> float:
@@ -595,6 +605,8 @@ def solve_block_lp(
     deadline: Deadline | None = None,
     on_iteration: Callable[[int, float, float], object] | None = None,
     gap_floor: float = 1.0,
+    start: _Point | None = None,
+    stop_gap: float = 0.0,
 ) -> BlockSolution:
     """Solve a :class:`BlockLP` by the structured interior point.
 
@@ -619,6 +631,13 @@ def solve_block_lp(
         The floor of the objective's scale in the solve driver's certification test
         (:meth:`BlockSolution.near_certified`): a stall ends the run early only within the
         gap the driver accepts.
+    start : _Point, optional
+        The iterate to start from (a probe's :attr:`BlockSolution.point`, restricted to the
+        columns kept, :mod:`~privopt.methods.block_ipm.pruning`); the default start
+        otherwise.
+    stop_gap : float
+        Stop (:attr:`StopReason.PROBE_GAP`, status ``"stalled"``, the last iterate kept in
+        :attr:`BlockSolution.point`) once the certified gap is at most this.
 
     Returns
     -------
@@ -629,7 +648,7 @@ def solve_block_lp(
     deadline = deadline or Deadline()
     st = _Structure(lp)
     K, C = st.K, st.C
-    pt = _start(st, lp)
+    pt = _start(st, lp) if start is None else start
     n_compl = st.U * (K.n_rows + st.n) + st.n_g
     best = BlockSolution("failed", None, math.inf, -math.inf, 0, math.inf, 0.0)
     least_dual_residual = math.inf
@@ -666,6 +685,9 @@ def solve_block_lp(
         if best.V is not None and best.gap <= tol:
             best.status = "optimal"
             best.stop = StopReason.GAP_REACHED
+            break
+        if best.V is not None and best.gap <= stop_gap:
+            best.stop, best.point = StopReason.PROBE_GAP, pt
             break
         if (
             best.V is not None
@@ -743,10 +765,12 @@ def solve_block_lp(
             pt.y + ad * step.y,
         )
         step = None  # not needed to evaluate the new iterate (nor while the next is formed)
-    if best.V is not None and best.status == "stalled" and best.gap <= POLISH_FROM:
+    probing = best.stop is StopReason.PROBE_GAP
+    if best.V is not None and best.status == "stalled" and best.gap <= POLISH_FROM and not probing:
         _polish_bound(lp, st, best, best_y, deadline, tol)
     best.seconds = time.perf_counter() - start_time
     best.iterations = iteration
+    best.coupling_duals = st.cost_unit * best_y
     if best.V is None and best.status != "time_limit":
         best.status = "failed"
         best.message = "no primal iterate met the rows to 1e-9"

@@ -300,8 +300,11 @@ class BlockInteriorPoint(Method):
         # the dense kernel works on many small matrices, where BLAS threads cost more than
         # they give (PD-DP n = 7: 4.0 s with one thread, 7.5 s with two)
         limit = 1 if isinstance(lp.kernel, DenseColumns) else None
+        from privopt.methods.block_ipm.pruning import prunable, solve_pruned
+
+        run = solve_pruned if prunable(lp) else solve_block_lp
         with threadpool_limits(limits=limit, user_api="blas"):
-            return solve_block_lp(
+            return run(
                 lp,
                 tol=min(max(task.tol, 1e-10), 1e-7),
                 deadline=task.deadline,

@@ -1,0 +1,232 @@
+"""Output pruning: the interior point goes on without the outputs the optimum does not use.
+
+An optimal mechanism of metric privacy on a map uses a fraction of the outputs (24 of 64 on
+the 8 × 8 map of the benchmarks, 43 of 100 on the 10 × 10 map); the other columns go to
+zero, and with them every one of their privacy rows: both sides of those complementarity
+pairs vanish together, the degenerate part of the LP that slows the interior point's last
+phase. So the run is split in three:
+
+1. **Probe.** The interior point on every column until the certified gap is at most
+   :data:`PROBE_GAP` (about a third of the iterations of a whole run). Its bound holds for
+   the whole LP.
+2. **Restricted run.** The columns whose mass at the probe's iterate is at least
+   :data:`KEEP_FRACTION` of the largest are kept (when they are at most
+   :data:`WORTH_PRUNING` of the columns); the interior point goes on from the probe's
+   iterate restricted to them (an infeasible start: the row sums miss the dropped columns'
+   mass, which the Newton steps restore). Its iterates, padded with zero columns, meet every
+   row of the whole LP, so their objectives are those of feasible mechanisms.
+3. **Pricing.** A bound for the whole LP at the restricted run's coupling duals ``y``: the
+   kept columns' privacy-row duals as they are, and for each dropped column the exact
+   duals of its own LP ``min {(c_u − Eᵀy)ᵀ v : G v ≤ 0, 0 ≤ v ≤ 1}``
+   (:func:`~privopt.methods.block_ipm.polish.column_duals`). The box-bounded Lagrangian bound
+   at these duals holds for any of them ([Bertsekas-NLP] §6.1, as for the polish); a dropped
+   column that the optimum needs shows as a gap, never as a wrong certificate. When the
+   gap is then above the tolerance, the whole LP is solved from the start.
+
+This is column generation over the outputs in the sense of Dantzig and Wolfe's
+decomposition of block-angular LPs (columns priced by their own LP at the coupling duals),
+with the interior point choosing the columns once instead of a master problem choosing them
+round by round.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from privopt.methods.base import Deadline
+from privopt.methods.block_ipm import interior_point
+from privopt.methods.block_ipm.interior_point import (
+    BlockLP,
+    BlockSolution,
+    StopReason,
+    _bound,
+    _Point,
+    _Structure,
+)
+from privopt.methods.block_ipm.polish import column_duals
+
+__all__ = ["KEEP_FRACTION", "PROBE_GAP", "WORTH_PRUNING", "prunable", "solve_pruned"]
+
+#: The certified gap at which the probe hands over (8 × 8 map: iteration 20 of 71; there the
+#: 24 columns of largest mass were the 24 the optimum uses).
+PROBE_GAP = 1e-2
+#: A column is kept when its mass at the probe is at least this share of the largest (8 × 8
+#: map at the probe: the least used column 0.19, the largest unused 0.17).
+KEEP_FRACTION = 0.02
+#: Pruning goes ahead only when at most this share of the columns is kept.
+WORTH_PRUNING = 0.75
+#: Fewest columns for which a probe is worth its overhead (below, a run takes a few tenths of
+#: a second, and one cut short by a time limit keeps the plain run's best iterate).
+MIN_COLUMNS = 48
+
+
+def prunable(lp: BlockLP) -> bool:
+    """Whether ``lp``'s columns can be dropped: at least :data:`MIN_COLUMNS` columns, no
+    slack on a coupling row, and a zero column meets its privacy rows (rows ``G v ≤ 0``
+    with no auxiliary variable coupled to the other columns: the pair kernels).
+
+    Parameters
+    ----------
+    lp : BlockLP
+
+    Returns
+    -------
+    bool
+    """
+    from privopt.methods.block_ipm.kernels import DenseColumns
+
+    return (
+        isinstance(lp.kernel, DenseColumns)
+        and lp.cost.shape[0] >= MIN_COLUMNS
+        and np.asarray(lp.slack_rows).size == 0
+    )
+
+
+def solve_pruned(
+    lp: BlockLP,
+    *,
+    tol: float = 1e-8,
+    deadline: Deadline | None = None,
+    on_iteration: Callable[[int, float, float], object] | None = None,
+    gap_floor: float = 1.0,
+) -> BlockSolution:
+    """:func:`~privopt.methods.block_ipm.interior_point.solve_block_lp` with output pruning
+    (see the module docstring).
+
+    Parameters
+    ----------
+    lp : BlockLP
+        A block LP for which :func:`prunable` holds.
+    tol, deadline, on_iteration, gap_floor
+        As for :func:`~privopt.methods.block_ipm.interior_point.solve_block_lp`; the bound
+        reported to ``on_iteration`` during the restricted run is the probe's (the only one
+        that holds for the whole LP before the pricing).
+
+    Returns
+    -------
+    BlockSolution
+        Over every column of ``lp`` (dropped columns zero), its bound for the whole LP.
+    """
+    start = time.perf_counter()
+    deadline = deadline or Deadline()
+    options = {"tol": tol, "deadline": deadline, "gap_floor": gap_floor}
+    probe = interior_point.solve_block_lp(
+        lp, on_iteration=on_iteration, stop_gap=PROBE_GAP, **options
+    )
+    if probe.stop is not StopReason.PROBE_GAP:
+        return probe  # done (or out of time) before the probe's gap
+    point = probe.point
+    mass = point.V.sum(axis=1)
+    kept = np.flatnonzero(mass >= KEEP_FRACTION * mass.max())
+    if kept.size > WORTH_PRUNING * mass.size:
+        # most outputs carry mass: the whole LP goes on from the probe's iterate
+        rest = interior_point.solve_block_lp(
+            lp, on_iteration=_shifted(on_iteration, probe), start=point, **options
+        )
+        return _joined(probe, rest, start, tol)
+    sub = replace(lp, cost=lp.cost[kept])
+    rest = interior_point.solve_block_lp(
+        sub,
+        on_iteration=_shifted(on_iteration, probe, restricted=True),
+        start=_restricted(point, kept, _Structure(lp).cost_unit, _Structure(sub).cost_unit),
+        **options,
+    )
+    answer = _joined(probe, _priced(lp, rest, kept, deadline), start, tol)
+    if (
+        answer.status in ("optimal", "time_limit")
+        or (answer.V is not None and answer.near_certified(gap_floor))
+        or deadline.expired()
+    ):
+        return answer
+    # a dropped column was needed after all (the pricing left a gap), or the restricted run
+    # failed: the whole LP from the start
+    again = interior_point.solve_block_lp(lp, on_iteration=on_iteration, **options)
+    if again.V is None or (answer.V is not None and again.gap > answer.gap):
+        return answer
+    again.iterations += answer.iterations
+    again.seconds = time.perf_counter() - start
+    return again
+
+
+def _restricted(point: _Point, kept: np.ndarray, unit: float, sub_unit: float) -> _Point:
+    """The probe's iterate on the kept columns, its duals rescaled from the whole LP's cost
+    unit to the restricted LP's (the costs are scaled to a largest entry of 1 each)."""
+    scale = unit / sub_unit
+    return _Point(
+        point.V[kept].copy(),
+        point.s[kept].copy(),
+        point.z[kept] * scale,
+        point.nu[kept] * scale,
+        point.g.copy(),
+        point.nug * scale,
+        point.y * scale,
+    )
+
+
+def _priced(lp: BlockLP, rest: BlockSolution, kept: np.ndarray, deadline: Deadline):
+    """The restricted run's answer over every column, with the bound of the whole LP at its
+    coupling duals (the dropped columns' privacy-row duals from their own LPs); no bound
+    (``−∞``) when there are no duals or a column's LP did not solve in time."""
+    U = lp.cost.shape[0]
+    whole = replace(rest, point=None, bound=-np.inf, row_duals=None)
+    whole.status = "time_limit" if rest.status == "time_limit" else "stalled"
+    if rest.V is None:
+        return whole
+    V = np.zeros((U, rest.V.shape[1]))
+    V[kept] = rest.V
+    whole.V = V
+    if rest.row_duals is None or rest.coupling_duals is None:
+        return whole
+    st = _Structure(lp)
+    unit = st.cost_unit
+    y = rest.coupling_duals / unit
+    dropped = np.setdiff1d(np.arange(U), kept)
+    Z = np.zeros((U, rest.row_duals.shape[1]))
+    Z[kept] = rest.row_duals / unit
+    if dropped.size:
+        found = column_duals(lp, st.C[dropped] - st.spread(y)[None, :], deadline)
+        if found is None:
+            return whole
+        Z[dropped] = found
+    whole.bound = unit * _bound(st, Z, y)
+    whole.row_duals = unit * Z
+    whole.polished = True
+    return whole
+
+
+def _joined(probe: BlockSolution, rest: BlockSolution, start: float, tol: float):
+    """The continued run's answer with the probe's iterations and time, the probe's bound
+    when better (it holds for the whole LP), and the status its gap gives."""
+    joined = replace(rest, point=None)
+    joined.iterations = probe.iterations + 1 + rest.iterations
+    joined.seconds = time.perf_counter() - start
+    if probe.bound > joined.bound:
+        joined.bound, joined.row_duals = probe.bound, probe.row_duals
+        joined.coupling_duals = probe.coupling_duals
+    if joined.V is None or (probe.V is not None and probe.objective < joined.objective):
+        joined.V, joined.objective = probe.V, probe.objective
+        joined.primal_residual = probe.primal_residual
+    if joined.V is None:
+        joined.status = "time_limit" if rest.status == "time_limit" else "failed"
+    elif joined.gap <= tol:
+        joined.status, joined.stop = "optimal", StopReason.GAP_REACHED
+    elif joined.status == "optimal":
+        joined.status = "stalled"  # optimal for the restricted LP only
+    return joined
+
+
+def _shifted(on_iteration, probe: BlockSolution, restricted: bool = False):
+    """``on_iteration`` for the continued run: its iterations counted after the probe's,
+    and (for the restricted run) the probe's bound, the one that holds for the whole LP."""
+    if on_iteration is None:
+        return None
+
+    def report(iteration: int, objective: float, bound: float) -> None:
+        shown = probe.bound if restricted else max(bound, probe.bound)
+        on_iteration(probe.iterations + 1 + iteration, objective, shown)
+
+    return report

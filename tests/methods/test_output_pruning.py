@@ -1,0 +1,145 @@
+"""Output pruning in block-ipm (privopt.methods.block_ipm.pruning): the answer over every
+column, its certificate a bound for the whole LP, checked against an independent LP."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize
+from threadpoolctl import threadpool_limits
+
+import privopt as po
+from privopt.methods.block_ipm import interior_point, pruning
+from privopt.methods.block_ipm.interior_point import StopReason, solve_block_lp
+from privopt.methods.block_ipm.programs import block_program
+from privopt.request import prepare_request
+
+
+def _map_lp(side: tuple[int, int], seed: int, eps: float):
+    rng = np.random.default_rng(seed)
+    grid = po.LocationGrid(*side, counts=rng.integers(1, 20, side))
+    prior, loss, metric = grid.prior(), grid.distortion(), grid.metric()
+    request = prepare_request(prior, loss, "metric_dp", epsilon=eps, metric=metric)
+    lp, _ = block_program(request, eps)
+    return lp, prior.probs, loss.matrix, metric.matrix
+
+
+def _independent_optimum(p, d, metric, eps) -> float:
+    """The all-pairs LP ``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` with HiGHS through scipy."""
+    k, outs = d.shape
+    rows, cols, vals = [], [], []
+    row = 0
+    for a in range(k):
+        for b in range(k):
+            if a == b:
+                continue
+            ratio = np.exp(eps * metric[a, b])
+            for u in range(outs):
+                rows += [row, row]
+                cols += [a * outs + u, b * outs + u]
+                vals += [1.0, -ratio]
+                row += 1
+    from scipy import sparse
+
+    A_ub = sparse.csr_matrix((vals, (rows, cols)), shape=(row, k * outs))
+    A_eq = sparse.kron(sparse.eye(k), np.ones((1, outs)))
+    done = optimize.linprog(
+        (p[:, None] * d).ravel(),
+        A_ub=A_ub,
+        b_ub=np.zeros(row),
+        A_eq=A_eq,
+        b_eq=np.ones(k),
+        bounds=(0, None),
+        method="highs",
+    )
+    assert done.status == 0
+    return float(done.fun)
+
+
+def _meets_rows(V: np.ndarray, metric: np.ndarray, eps: float) -> bool:
+    """Every column ε·d-private (``V`` is ``U × k``) and every row summing to one."""
+    W = V.T
+    ratios = np.exp(eps * metric)
+    worst = np.max(W[:, None, :] - ratios[:, :, None] * W[None, :, :])
+    return worst <= 1e-9 and np.allclose(W.sum(axis=1), 1.0, atol=1e-8)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    side=st.sampled_from([(4, 4), (4, 5), (5, 5)]),
+    eps=st.sampled_from([0.3, 0.7, 1.5]),
+)
+def test_pruned_runs_find_the_optimum_and_a_bound_below_it(seed, side, eps):
+    lp, p, d, metric = _map_lp(side, seed, eps)
+    with threadpool_limits(1, user_api="blas"):
+        run = pruning.solve_pruned(lp, tol=1e-9)
+    optimum = _independent_optimum(p, d, metric, eps)
+    assert run.V is not None and run.V.shape == lp.cost.shape
+    assert _meets_rows(run.V, metric, eps)
+    assert run.bound <= optimum + 1e-9 * (1 + optimum)
+    assert run.objective >= optimum - 1e-9 * (1 + optimum)
+    assert run.objective - run.bound <= 1e-6 * (1 + optimum)
+
+
+def test_an_8_by_8_map_is_solved_on_the_outputs_its_optimum_uses():
+    lp, _, _, metric = _map_lp((8, 8), 8, 0.5)
+    calls = []
+
+    def counted(sub, **options):
+        calls.append(sub.cost.shape[0])
+        return solve_block_lp(sub, **options)
+
+    with threadpool_limits(1, user_api="blas"):
+        whole = solve_block_lp(lp, tol=1e-9)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(interior_point, "solve_block_lp", counted)
+            run = pruning.solve_pruned(lp, tol=1e-9)
+    assert calls[0] == 64 and len(calls) == 2 and calls[1] < 48  # probe, then restricted
+    assert run.status == "optimal" and run.polished
+    assert _meets_rows(run.V, metric, 0.5)
+    assert abs(run.objective - whole.objective) <= 1e-8 * whole.objective
+    assert run.bound <= whole.objective + 1e-12
+    # the dropped columns carry nothing, and the row duals cover every column
+    assert run.row_duals.shape[0] == 64
+
+
+def test_a_needed_output_dropped_by_the_probe_is_caught_by_the_pricing(monkeypatch):
+    """With a keep rule that keeps only the heaviest column, the restricted LP's optimum is
+    far above the whole LP's: the pricing of the dropped columns leaves a gap, never a wrong
+    certificate, and the whole LP is solved again."""
+    lp, p, d, metric = _map_lp((4, 5), 3, 0.7)
+    monkeypatch.setattr(pruning, "KEEP_FRACTION", 1.0)
+    calls = []
+    original = interior_point.solve_block_lp
+
+    def counted(sub, **options):
+        calls.append(sub.cost.shape[0])
+        return original(sub, **options)
+
+    monkeypatch.setattr(interior_point, "solve_block_lp", counted)
+    with threadpool_limits(1, user_api="blas"):
+        run = pruning.solve_pruned(lp, tol=1e-9)
+    optimum = _independent_optimum(p, d, metric, 0.7)
+    assert calls[0] == 20 and calls[1] < 20 and calls[2] == 20
+    assert run.status == "optimal"
+    assert abs(run.objective - optimum) <= 1e-7 * (1 + optimum)
+    assert run.bound <= optimum + 1e-9
+
+
+def test_a_probe_stops_at_its_gap_and_keeps_its_iterate():
+    lp, *_ = _map_lp((4, 4), 1, 0.5)
+    probe = solve_block_lp(lp, tol=1e-9, stop_gap=1e-2)
+    assert probe.stop is StopReason.PROBE_GAP
+    assert probe.gap <= 1e-2 and probe.point is not None
+    assert probe.point.V.shape == lp.cost.shape
+
+
+@pytest.mark.parametrize("columns", [8, pruning.MIN_COLUMNS - 1])
+def test_few_columns_are_not_pruned(columns):
+    lp, *_ = _map_lp((8, 8), 2, 0.5)
+    small = type(lp)(**{**lp.__dict__, "cost": lp.cost[:columns]})
+    assert not pruning.prunable(small)
+    assert pruning.prunable(lp)
