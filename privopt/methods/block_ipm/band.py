@@ -236,18 +236,7 @@ class _BandFactor(ColumnFactor):
         self.stop = stop
 
     def solve(self, R: np.ndarray) -> np.ndarray:
-        """``H_u⁻¹ r_u`` for every column, by block forward and back substitution.
-
-        Parameters
-        ----------
-        R : numpy.ndarray
-            ``U × n``, or ``n`` (the same right-hand side for every column).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``U × n``.
-        """
+        """``H_u⁻¹ r_u`` for every column, by block forward and back substitution."""
         K = self.kernel
         U, nb, b = self.inverse.shape[0], K.n_blocks, K.block
         R = np.broadcast_to(R, (U, K.n_vars)) if R.ndim == 1 else R
@@ -276,16 +265,6 @@ class _BandFactor(ColumnFactor):
     def coupled_block(self, sel: np.ndarray) -> np.ndarray:
         """``Σ_u (H_u⁻¹)[sel, sel]``, each inverse formed chunk by chunk of columns (module
         docstring) and summed.
-
-        Parameters
-        ----------
-        sel : numpy.ndarray of int
-            The coupled variables of a column.
-
-        Returns
-        -------
-        numpy.ndarray
-            Dense, ``len(sel) × len(sel)``.
         """
         K = self.kernel
         U, nb, b, N = self.inverse.shape[0], K.n_blocks, K.block, K.padded

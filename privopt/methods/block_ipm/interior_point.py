@@ -637,7 +637,8 @@ def solve_block_lp(
         otherwise.
     stop_gap : float
         Stop (:attr:`StopReason.PROBE_GAP`, status ``"stalled"``, the last iterate kept in
-        :attr:`BlockSolution.point`) once the certified gap is at most this.
+        :attr:`BlockSolution.point`) once ``objective − bound`` is at most this share of
+        ``|objective|`` (whatever the unit of the costs).
 
     Returns
     -------
@@ -686,7 +687,7 @@ def solve_block_lp(
             best.status = "optimal"
             best.stop = StopReason.GAP_REACHED
             break
-        if best.V is not None and best.gap <= stop_gap:
+        if best.V is not None and best.objective - best.bound <= stop_gap * abs(best.objective):
             best.stop, best.point = StopReason.PROBE_GAP, pt
             break
         if (

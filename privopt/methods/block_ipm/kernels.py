@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
+from privopt._docstrings import complete_overrides
 from privopt.methods.base import TimeLimitReached
 from privopt.methods.block_ipm import dense_inverse
 
@@ -72,6 +73,11 @@ class ColumnKernel:
 
     n_rows: int
     n_vars: int
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        # the Parameters and Returns an override leaves out are the overridden method's
+        super().__init_subclass__(**kwargs)
+        complete_overrides(cls)
 
     def apply(self, V: np.ndarray) -> np.ndarray:
         """``G v_u`` for every column.
@@ -152,6 +158,10 @@ class ColumnKernel:
 
 class ColumnFactor:
     """The factorised ``H_u`` of every column."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        complete_overrides(cls)
 
     def solve(self, R: np.ndarray) -> np.ndarray:
         """``H_u⁻¹ r_u`` for every column.
@@ -240,33 +250,11 @@ class DenseColumns(ColumnKernel):
         self._diag_positions = np.arange(n) * (n + 1)
 
     def apply(self, V: np.ndarray) -> np.ndarray:
-        """``G v_u`` for every column, by one sparse product.
-
-        Parameters
-        ----------
-        V : numpy.ndarray
-            ``U × n`` (see :meth:`ColumnKernel.apply`).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``U × m``.
-        """
+        """``G v_u`` for every column, by one sparse product."""
         return np.asarray(self.G @ V.T).T
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
-        """``Gᵀ z_u`` for every column, by one sparse product.
-
-        Parameters
-        ----------
-        Z : numpy.ndarray
-            ``U × m`` (see :meth:`ColumnKernel.apply_t`).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``U × n``.
-        """
+        """``Gᵀ z_u`` for every column, by one sparse product."""
         return np.asarray(self.GT @ Z.T).T
 
     def column_rows(self) -> tuple[sp.csr_matrix, None]:
@@ -431,18 +419,7 @@ class DiagonalPlusLowRank(ColumnKernel):
         )
 
     def apply(self, V: np.ndarray) -> np.ndarray:
-        """``A v_u + L (Rᵀ v_u)``: one sparse product and two thin dense ones.
-
-        Parameters
-        ----------
-        V : numpy.ndarray
-            ``U × n`` (see :meth:`ColumnKernel.apply`).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``U × m``.
-        """
+        """``A v_u + L (Rᵀ v_u)``: one sparse product and two thin dense ones."""
         # summed as m × U and returned transposed: adding the sparse product's transpose to
         # a C-ordered array mixed the orders (a strided loop over U × m)
         out = np.asarray(self.A @ V.T)
@@ -450,18 +427,7 @@ class DiagonalPlusLowRank(ColumnKernel):
         return out.T
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
-        """``Aᵀ z_u + R (Lᵀ z_u)``: one sparse product and two thin dense ones.
-
-        Parameters
-        ----------
-        Z : numpy.ndarray
-            ``U × m`` (see :meth:`ColumnKernel.apply_t`).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``U × n``.
-        """
+        """``Aᵀ z_u + R (Lᵀ z_u)``: one sparse product and two thin dense ones."""
         out = np.asarray(self.AT @ Z.T)
         out += self.R @ (Z @ self.L).T
         return out.T
@@ -614,33 +580,11 @@ class ArrowColumns(ColumnKernel):
         )
 
     def apply(self, V: np.ndarray) -> np.ndarray:
-        """``a_i v_u[x_i] + l_i v_u[aux]`` for every row ``i`` and column ``u``.
-
-        Parameters
-        ----------
-        V : numpy.ndarray
-            ``U × n`` (see :meth:`ColumnKernel.apply`).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``U × m``.
-        """
+        """``a_i v_u[x_i] + l_i v_u[aux]`` for every row ``i`` and column ``u``."""
         return np.asarray(self.A @ V[:, : self.S].T).T + V[:, self.S : self.S + 1] * self.l
 
     def apply_t(self, Z: np.ndarray) -> np.ndarray:
-        """``Aᵀ z_u`` on the entries and ``lᵀ z_u`` on the auxiliary variable.
-
-        Parameters
-        ----------
-        Z : numpy.ndarray
-            ``U × m`` (see :meth:`ColumnKernel.apply_t`).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``U × n``.
-        """
+        """``Aᵀ z_u`` on the entries and ``lᵀ z_u`` on the auxiliary variable."""
         out = np.empty((Z.shape[0], self.n_vars))
         out[:, : self.S] = np.asarray(self.AT @ Z.T).T
         out[:, self.S] = Z @ self.l
