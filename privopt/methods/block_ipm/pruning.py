@@ -3,12 +3,13 @@
 An optimal mechanism of metric privacy on a map uses a fraction of the outputs (24 of 64 on
 the 8 × 8 map of the benchmarks, 43 of 100 on the 10 × 10 map); the other columns go to
 zero, and with them every one of their privacy rows: both sides of those complementarity
-pairs vanish together, the degenerate part of the LP that slows the interior point's last
-phase. So the run is split in three:
+pairs vanish together, a degenerate part of the LP on which the interior point spends work
+to the end (on the 8 × 8 map, the LP of the 24 outputs alone took 36 iterations and 0.35 s
+from a cold start, the whole LP 71 iterations and 1.8 s). So the run is split in three:
 
-1. **Probe.** The interior point on every column until the certified gap is at most
-   :data:`PROBE_GAP` (about a third of the iterations of a whole run). Its bound holds for
-   the whole LP.
+1. **Probe.** The interior point on every column until ``objective − bound`` is at most
+   :data:`PROBE_GAP` of ``|objective|`` (about a third of the iterations of a whole run).
+   Its bound holds for the whole LP.
 2. **Restricted run.** The columns whose mass at the probe's iterate is at least
    :data:`KEEP_FRACTION` of the largest are kept (when they are at most
    :data:`WORTH_PRUNING` of the columns); the interior point goes on from the probe's
@@ -23,10 +24,16 @@ phase. So the run is split in three:
    column that the optimum needs shows as a gap, never as a wrong certificate. When the
    gap is then above the tolerance, the whole LP is solved from the start.
 
-This is column generation over the outputs in the sense of Dantzig and Wolfe's
-decomposition of block-angular LPs (columns priced by their own LP at the coupling duals),
-with the interior point choosing the columns once instead of a master problem choosing them
-round by round.
+This is column generation over the outputs in the sense of [Dantzig-Wolfe]'s decomposition
+of block-angular LPs (columns priced by their own LP at the coupling duals), with the
+interior point choosing the columns once instead of a master problem choosing them round by
+round. Measured (one BLAS thread, idle machine): the 8 × 8 exact map 1.77 → 1.30 s, 10 × 10
+14.5 → 11.3 s, PD-DP on 3⁵ databases 15.5 → 12.8 s (93 of 243 outputs used); where most
+outputs carry mass (a 20 × 20 Manhattan map: 259 of 400) the run goes on over all of them.
+Starting a sweep's next point on the outputs the previous point used (restricted runs from
+the default start, the outputs the pricing finds needed added) was tried and not kept: six
+points of the 8 × 8 map took 12.0 s against 11.5 s, the restricted runs needing as many
+iterations as the probe saves and often a second round.
 """
 
 from __future__ import annotations
