@@ -142,13 +142,21 @@ def _fast_path_hint(request: DesignRequest, memory_bound: bool) -> str:
                 "symmetric fast path solves it without a dense matrix; otherwise use fewer rows"
             )
     if request.notion.name == "metric_dp":
-        # the constraint pairs set the size: a spanner keeps few of them, fewer outputs
-        # shrink every program
-        hint = (
-            "use the spanner option (e.g. spanner = 1.1: the constraints on a greedy "
-            "spanner's edges, a mechanism (1.1·ε)·d-private), a coarser output grid (fewer "
-            "outputs: a distortion with fewer columns) or fewer cells"
-        )
+        # the constraint pairs set the size: a spanner keeps few of them (unless the metric
+        # is a graph's, whose edges are already its only pairs), fewer outputs shrink every
+        # program
+        metric = request.options.get("metric")
+        if metric is not None and metric.pairs_found_directly(None):
+            hint = (
+                "use a coarser output grid (fewer outputs: a distortion with fewer columns, "
+                "e.g. an OutputGrid) or fewer cells"
+            )
+        else:
+            hint = (
+                "use the spanner option (e.g. spanner = 1.1: the constraints on a greedy "
+                "spanner's edges, a mechanism (1.1·ε)·d-private), a coarser output grid "
+                "(fewer outputs: a distortion with fewer columns) or fewer cells"
+            )
     else:
         hint = "use a smaller alphabet (fewer outputs or merged symbols)"
     if memory_bound:
