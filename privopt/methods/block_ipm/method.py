@@ -135,11 +135,6 @@ class BlockInteriorPoint(Method):
         :data:`~privopt.methods.block_ipm.programs.PROGRAMS`, and for a pair notion at most
         :data:`MAX_PAIR_INPUTS` inputs.
 
-        Parameters
-        ----------
-        request : DesignRequest
-            The validated request.
-
         Returns
         -------
         str or None
@@ -176,10 +171,6 @@ class BlockInteriorPoint(Method):
         request : DesignRequest
         exact : bool
             As in :meth:`Method.memory_bytes`.
-
-        Returns
-        -------
-        float
         """
         need = estimate_bytes(request, self.memory_model, exact)
         width = band_width(request)
