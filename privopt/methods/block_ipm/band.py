@@ -136,18 +136,9 @@ class BandColumns(DenseColumns):
     def factor(
         self, D: np.ndarray, E: np.ndarray, stop: Callable[[], bool] | None = None
     ) -> _BandFactor:
-        """Factorise every ``H_u`` by block-tridiagonal Cholesky (module docstring).
-
-        Parameters
-        ----------
-        D : numpy.ndarray
-            ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
-        E : numpy.ndarray
-            ``U × n``: positive diagonal terms.
-        stop : callable, optional
-            ``stop() -> bool``, asked between groups of columns here and in the factor's
-            :meth:`~_BandFactor.coupled_block`; when it says so, the work is abandoned with
-            :class:`~privopt.methods.base.TimeLimitReached`.
+        """Factorise every ``H_u`` by block-tridiagonal Cholesky (module docstring); ``stop``
+        is asked between groups of columns here and in the factor's
+        :meth:`~_BandFactor.coupled_block`.
 
         Returns
         -------

@@ -274,13 +274,6 @@ class DenseColumns(ColumnKernel):
     ) -> _DenseFactor:
         """Forms every ``H_u`` densely and inverts it in place: ``O(n³)`` per column.
 
-        Parameters
-        ----------
-        D : numpy.ndarray
-            ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
-        E : numpy.ndarray
-            ``U × n``: positive diagonal terms.
-
         Returns
         -------
         ColumnFactor
@@ -453,13 +446,6 @@ class DiagonalPlusLowRank(ColumnKernel):
     ) -> _LowRankFactor:
         """Woodbury on ``H_u = Λ_u + Y_u M_u Y_uᵀ``: ``O(n k²)`` per column.
 
-        Parameters
-        ----------
-        D : numpy.ndarray
-            ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
-        E : numpy.ndarray
-            ``U × n``: positive diagonal terms.
-
         Returns
         -------
         ColumnFactor
@@ -606,13 +592,6 @@ class ArrowColumns(ColumnKernel):
         self, D: np.ndarray, E: np.ndarray, stop: Callable[[], bool] | None = None
     ) -> _ArrowFactor:
         """Eliminates the auxiliary: ``H_u⁻¹`` is a diagonal plus a rank-one term, ``O(n)``.
-
-        Parameters
-        ----------
-        D : numpy.ndarray
-            ``U × m``: positive row scalings (see :meth:`ColumnKernel.factor`).
-        E : numpy.ndarray
-            ``U × n``: positive diagonal terms.
 
         Returns
         -------
