@@ -650,6 +650,7 @@ def solve_block_lp(
     st = _Structure(lp)
     K, C = st.K, st.C
     pt = _start(st, lp) if start is None else start
+    start = None  # the first step replaces the iterate: let the given one go with it
     n_compl = st.U * (K.n_rows + st.n) + st.n_g
     best = BlockSolution("failed", None, math.inf, -math.inf, 0, math.inf, 0.0)
     least_dual_residual = math.inf

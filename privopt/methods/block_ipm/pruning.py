@@ -126,20 +126,26 @@ def solve_pruned(
     )
     if probe.stop is not StopReason.PROBE_GAP:
         return probe  # done (or out of time) before the probe's gap
-    point = probe.point
-    mass = point.V.sum(axis=1)
+    # the probe lets go of its iterate, handed on by pop() so that the continued run is its
+    # only holder and lets it go at its first step. (A pruned run's peak is still a little
+    # above a plain run's: a 30 × 30 spanner 2.43 GB against 2.27 GB, a 20 × 20 spanner
+    # 601 MB against 570 MB traced.)
+    held = [probe.point]
+    probe.point = None
+    mass = held[0].V.sum(axis=1)
     kept = np.flatnonzero(mass >= KEEP_FRACTION * mass.max())
     if kept.size > WORTH_PRUNING * mass.size:
         # most outputs carry mass: the whole LP goes on from the probe's iterate
         rest = interior_point.solve_block_lp(
-            lp, on_iteration=_shifted(on_iteration, probe), start=point, **options
+            lp, on_iteration=_shifted(on_iteration, probe), start=held.pop(), **options
         )
         return _joined(probe, rest, start, tol)
     sub = replace(lp, cost=lp.cost[kept])
+    held = [_restricted(held.pop(), kept, _Structure(lp).cost_unit, _Structure(sub).cost_unit)]
     rest = interior_point.solve_block_lp(
         sub,
         on_iteration=_shifted(on_iteration, probe, restricted=True),
-        start=_restricted(point, kept, _Structure(lp).cost_unit, _Structure(sub).cost_unit),
+        start=held.pop(),
         **options,
     )
     answer = _joined(probe, _priced(lp, rest, kept, deadline), start, tol)
