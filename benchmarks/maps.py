@@ -116,6 +116,11 @@ def run_case(name: str, baseline: bool, time_limit: float | None) -> dict:
         "cpu_seconds": time.process_time() - cpu,
         "distortion": res.distortion,
         "relative_gap": res.certificate.relative_gap if res.certificate else None,
+        "iterations": (res.solver.details or {}).get("iterations") if res.solver else None,
+        # block-ipm's bound from column LPs: the polish, or output pruning's pricing
+        "column_duals": (res.solver.details or {}).get("bound_from_column_duals")
+        if res.solver
+        else None,
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
     }
     if baseline and base_args is not None:
