@@ -53,8 +53,12 @@ def instances(draw):
 
 
 def robust_priors(p: np.ndarray, shift: float) -> list[np.ndarray]:
-    """The nominal prior and a mixture of its reversal with the uniform pmf."""
-    other = (1 - shift) * p[::-1] + shift / p.size
+    """The nominal prior and a mixture of its reversal with the uniform pmf, on the nominal
+    prior's support (priors of different supports make privopt warn, rightly, that the
+    guarantee need not hold on their convex hull)."""
+    other = ((1 - shift) * p[::-1] + shift / p.size) * (p > 0)
+    if not other.sum() > 0:
+        return [p, p.copy()]
     return [p, other / other.sum()]
 
 
