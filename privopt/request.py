@@ -22,6 +22,7 @@ from privopt.model.types import DistortionLike, NeighborsLike, PriorLike
 from privopt.notions import Notion, get_notion
 from privopt.notions.nonconvex import refuse_delta
 from privopt.validation import (
+    DISTORTION_FLOOR,
     as_distortion,
     check_extra_distortions,
     check_mode,
@@ -229,6 +230,34 @@ class DesignRequest:
             The level in nats, ``≥ 0`` (0 for most notions).
         """
         return float(self.notion.min_level(self.prior, self.neighbors))
+
+    def objective_floor(self, by_level: bool) -> float:
+        """The floor of the scale against which an answer's gap is measured (by the solve
+        driver, and by the methods that watch their own certificate).
+
+        A gap is accepted when ``gap ≤ OBJECTIVE_RTOL·(|objective| + floor)``
+        (:data:`~privopt.validation.OBJECTIVE_RTOL`). For a level (budget points, in nats)
+        the floor is 1 nat. For a distortion it is tied to the distortion's own scale, so
+        that "optimal" does not depend on the unit of ``d``: the driver solves every
+        distortion rescaled by a power of two to a largest entry in ``[1, 2)``
+        (:func:`privopt.solve.driver.distortion_scale`), and the floor is
+        :data:`~privopt.validation.DISTORTION_FLOOR` times that largest entry (1 for a
+        distortion of zeros, where every mechanism is optimal).
+
+        Parameters
+        ----------
+        by_level : bool
+            Whether the objective is the level (a budget point).
+
+        Returns
+        -------
+        float
+        """
+        d = self.distortion
+        top = float(d.params.get("n", 1)) if d.is_database_hamming else float(d.matrix.max())
+        if by_level or not top > 0:
+            return 1.0
+        return DISTORTION_FLOOR * top
 
     def max_level(self) -> float:
         """A level beyond which the notion excludes no mechanism (``inf`` if none).

@@ -101,7 +101,7 @@ MAX_TOLERANCE = 0.1
 #: feasibility test, also used by methods that check their own answers.
 LEVEL_TOL = 1e-9
 #: Largest relative gap (objective − lower bound)/(floor + |objective|) for status
-#: ``optimal`` (the floor: :func:`privopt.solve.verification.objective_floor`); also the gap at
+#: ``optimal`` (the floor: :meth:`privopt.request.DesignRequest.objective_floor`); also the gap at
 #: which methods that watch their own certificate know the driver will accept it.
 OBJECTIVE_RTOL = 1e-6
 #: The floor of a distortion objective's scale, per unit of the distortion's largest entry:

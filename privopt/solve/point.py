@@ -47,7 +47,6 @@ from privopt.solve.results import (
 )
 from privopt.solve.verification import (
     Verified,
-    objective_floor,
     verify,
 )
 from privopt.status import Status
@@ -220,9 +219,7 @@ class Run:
                     best_bound = (float(bound), checked.certificate.source, method.name)
             if best is None or checked.objective < best.verified.objective:
                 best = outcome
-            combined = _combined(
-                best, best_bound, objective_floor(self.request, budget is not None)
-            )
+            combined = _combined(best, best_bound, self.request.objective_floor(budget is not None))
             if combined is not None:
                 self._emit(combined.method, "done")
                 return combined

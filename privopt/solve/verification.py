@@ -17,12 +17,12 @@ Every answer is checked before it is returned, whatever method produced it:
    extra budgets and added constraints met.
 5. **Certified** means: the method gave a lower bound on the optimum and the re-measured
    objective is within ``1e-6·(floor + |objective|)`` of it, the floor tied to the
-   problem's own scale (:func:`objective_floor`: 1 nat for a level, ``max d / 8`` for a
-   distortion, so that "optimal" does not depend on the unit of ``d``). A method without a
-   bound never certifies (the report says why there is no bound and whether its own
-   objective at least agrees with the re-measured one); the driver then tries the next
-   method. The cvxpy programs bound constraints added with ``add_constraints`` too when they
-   are affine in ``W``.
+   problem's own scale (:meth:`~privopt.request.DesignRequest.objective_floor`: 1 nat for a
+   level, ``max d / 8`` for a distortion, so that "optimal" does not depend on the unit of
+   ``d``). A method without a bound never certifies (the report says why there is no bound
+   and whether its own objective at least agrees with the re-measured one); the driver then
+   tries the next method. The cvxpy programs bound constraints added with ``add_constraints``
+   too when they are affine in ``W``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from privopt.model import Mechanism
 from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.solve.results import CertificateReport
-from privopt.validation import DISTORTION_FLOOR, LEVEL_TOL, OBJECTIVE_RTOL, level_tolerance
+from privopt.validation import LEVEL_TOL, OBJECTIVE_RTOL, level_tolerance
 
 __all__ = [
     "Verified",
@@ -47,8 +47,6 @@ __all__ = [
     "LEVEL_TOL",
     "DISTORTION_TOL",
     "OBJECTIVE_RTOL",
-    "DISTORTION_FLOOR",
-    "objective_floor",
     "level_tolerance",
     "output_labels",
 ]
@@ -237,40 +235,6 @@ def _extras_ok(request: DesignRequest, matrix: np.ndarray) -> bool:
     return True
 
 
-def objective_floor(request: DesignRequest, by_level: bool) -> float:
-    """The floor of the scale against which an answer's gap is measured.
-
-    A gap is accepted when ``gap ≤ OBJECTIVE_RTOL·(|objective| + floor)``. For a level
-    (budget points, in nats) the floor is 1 nat. For a distortion it is tied to the
-    distortion's own scale, so that "optimal" does not depend on the unit of ``d``: the
-    driver solves every distortion rescaled by a power of two to a largest entry in
-    ``[1, 2)`` (:func:`privopt.solve.driver.distortion_scale`), and the floor is
-    :data:`DISTORTION_FLOOR` times that largest entry.
-
-    Parameters
-    ----------
-    request : DesignRequest
-        The request as solved (rescaled).
-    by_level : bool
-        Whether the objective is the level (a budget point).
-
-    Returns
-    -------
-    float
-    """
-    top = _distortion_top(request)
-    if by_level or not top > 0:  # a distortion of zeros: every mechanism is optimal
-        return 1.0
-    return DISTORTION_FLOOR * top
-
-
-def _distortion_top(request: DesignRequest) -> float:
-    d = request.distortion
-    if d.is_database_hamming:
-        return float(d.params.get("n", 1))
-    return max(float(d.matrix.max()), 0.0)
-
-
 def _certify(
     answer: Answer,
     objective: float,
@@ -383,7 +347,7 @@ def verify(
         raw,
         objective - raw,
         bool(request.user_constraints),
-        objective_floor(request, by_level),
+        request.objective_floor(by_level),
     )
     message = ""
     if not feasible:
@@ -438,7 +402,7 @@ def _verify_structured(request, answer: Answer, epsilon, budget) -> Verified:
         feasible &= m.distortion <= budget + distortion_tolerance(budget)
     objective = m.level if budget is not None else m.distortion
     report = _certify(
-        answer, objective, objective, 0.0, floor=objective_floor(request, budget is not None)
+        answer, objective, objective, 0.0, floor=request.objective_floor(budget is not None)
     )
     message = "" if feasible else "the structured re-measurement misses the point"
     if feasible and not report.certified:

@@ -32,14 +32,14 @@ from scipy import optimize
 
 import privopt as po
 from privopt.notions import get_notion
-from privopt.solve.verification import DISTORTION_FLOOR
+from privopt.validation import DISTORTION_FLOOR
 
 pytestmark = pytest.mark.slow
 
 N_PER_NOTION = int(os.environ.get("PRIVOPT_FUZZ_BLOCK_N", "12"))
 #: Slack on the comparisons: the certificate's relative gap (1e-6) twice, relative to
 #: ``|optimum| + max d / 8`` as the certificate is (scale-free: the same for every unit of d;
-#: privopt.solve.verification.DISTORTION_FLOOR).
+#: privopt.validation.DISTORTION_FLOOR).
 RTOL = 2e-6
 
 

@@ -33,7 +33,7 @@ import pytest
 import privopt as po
 from privopt.errors import SolverError
 from privopt.notions import get_notion, notion_names
-from privopt.solve.verification import DISTORTION_FLOOR
+from privopt.validation import DISTORTION_FLOOR
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +41,7 @@ N_PER_NOTION = int(os.environ.get("PRIVOPT_FUZZ_N", "1000"))
 LEVELS = (0.0, 1e-9, 1e-3, 0.1, 1.0, 5.0, 14.0, 20.0, 30.0, 50.0)
 #: Slack on "not above a feasible mechanism": the certificate's relative gap (1e-6) twice,
 #: relative to ``|bound| + max d / 8`` as the certificate is (scale-free: the same for every
-#: unit of d; privopt.solve.verification.DISTORTION_FLOOR).
+#: unit of d; privopt.validation.DISTORTION_FLOOR).
 RTOL = 2e-6
 #: Largest alphabet given to the independent cvxpy program (beyond: mixtures only).
 MAX_INDEPENDENT = 12

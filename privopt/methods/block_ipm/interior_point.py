@@ -39,6 +39,7 @@ import scipy.linalg as sla
 from privopt.methods.base import Deadline, TimeLimitReached
 from privopt.methods.block_ipm.kernels import ColumnKernel, SingularBlock
 from privopt.methods.block_ipm.polish import column_duals
+from privopt.validation import OBJECTIVE_RTOL
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -66,10 +67,11 @@ DUAL_NOISE = 1e-7
 #: The run stops when the certified gap has not halved in this many iterations (measured:
 #: maximal leakage k = 300 reached a gap of 1.6e-9 at iteration 19 and ran on to 91).
 STALL_ITERATIONS = 8
-#: Below this gap (the solve driver's certification tolerance) a stall ends the run after
+#: Within this gap (the solve driver's certification tolerance, measured as the driver does:
+#: :meth:`BlockSolution.near_certified`) a stall ends the run after
 #: :data:`STALL_ITERATIONS`; above it, after three times as many (the slow middle phase of
 #: information privacy, k = 300, halves its gap only every ~10 iterations).
-GOOD_GAP = 1e-6
+GOOD_GAP = OBJECTIVE_RTOL
 #: Largest scaling ``z/s`` or ``ν/v`` in the normal matrices (their products must not
 #: overflow; such a row is active to round-off anyway).
 MAX_SCALING = 1e100

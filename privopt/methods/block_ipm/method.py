@@ -39,7 +39,7 @@ from privopt.methods.sparse_lp.encodings import WARM_SIMPLEX_ENTRIES
 from privopt.request import DesignRequest
 from privopt.resources import COLUMN_FACTOR_BYTES, dense_pair_columns, estimate_bytes
 from privopt.status import Status
-from privopt.validation import DISTORTION_FLOOR, level_tolerance
+from privopt.validation import level_tolerance
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.methods.block_ipm.interior_point import BlockLP, BlockSolution
@@ -70,21 +70,13 @@ def _mechanism(request: DesignRequest, sol: BlockSolution, support: np.ndarray) 
     return W
 
 
-def _gap_floor(request: DesignRequest) -> float:
-    """The solve driver's floor of the objective's scale for ``request``: the largest
-    distortion times :data:`~privopt.validation.DISTORTION_FLOOR` (1 for a distortion of
-    zeros)."""
-    top = float(np.max(request.distortion.matrix, initial=0.0))
-    return DISTORTION_FLOOR * top if top > 0 else 1.0
-
-
 def _meets(request: DesignRequest, sol: BlockSolution, support: np.ndarray, eps: float) -> bool:
     """Whether a run ended within the driver's certification gap
     (:meth:`~privopt.methods.block_ipm.interior_point.BlockSolution.near_certified`) with a
     mechanism whose re-measured level is within the driver's tolerance
     (:func:`~privopt.validation.level_tolerance`) of ``eps`` (both checked again by the
     driver)."""
-    if sol.V is None or not sol.near_certified(_gap_floor(request)):
+    if sol.V is None or not sol.near_certified(request.objective_floor(False)):
         return False
     return request.level_of(_mechanism(request, sol, support)) <= eps + level_tolerance(eps)
 
@@ -300,7 +292,7 @@ class BlockInteriorPoint(Method):
                 tol=min(max(task.tol, 1e-10), 1e-7),
                 deadline=task.deadline,
                 on_iteration=progress if task.report is not None else None,
-                gap_floor=_gap_floor(task.request),
+                gap_floor=task.request.objective_floor(False),
             )
 
     def solve(self, task: Task) -> Answer:
