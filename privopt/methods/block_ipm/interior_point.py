@@ -341,6 +341,11 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
     return 1.0 if worst <= 1.0 else 1.0 / worst
 
 
+def _cost_unit(cost: np.ndarray) -> float:
+    """The unit the costs are scaled by: their largest magnitude (1 for zero costs)."""
+    return float(np.max(np.abs(cost), initial=0.0)) or 1.0
+
+
 class _Structure:
     """The LP's fixed data and the maps between columns and coupling rows."""
 
@@ -350,7 +355,7 @@ class _Structure:
         # the costs are scaled to a largest entry of 1 (objective and bound are reported
         # unscaled): with costs p(x)·d(x,u) ~ 1e-3, PML and information privacy at k = 1,000
         # stalled at gaps of 1e-6 to 6e-7; scaled, they reach 7e-8 and 4e-8
-        self.cost_unit = float(np.max(np.abs(cost), initial=0.0)) or 1.0
+        self.cost_unit = _cost_unit(cost)
         self.C = cost / self.cost_unit
         self.U, self.n = self.C.shape
         self.sel = np.asarray(lp.coupled, dtype=np.int64)

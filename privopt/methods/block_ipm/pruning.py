@@ -55,6 +55,7 @@ from privopt.methods.block_ipm.interior_point import (
     BlockSolution,
     StopReason,
     _bound,
+    _cost_unit,
     _Point,
     _Structure,
 )
@@ -144,15 +145,16 @@ def solve_pruned(
             lp, on_iteration=_shifted(on_iteration, probe), start=held.pop(), **options
         )
         return _joined(probe, rest, start, tol)
-    sub = replace(lp, cost=lp.cost[kept])
-    held = [_restricted(held.pop(), kept, _Structure(lp).cost_unit, _Structure(sub).cost_unit)]
+    whole_lp = _Structure(lp)  # the whole LP's scaled costs, for the pricing
+    unit = whole_lp.cost_unit
+    held = [_restricted(held.pop(), kept, unit, _cost_unit(lp.cost[kept]))]
     rest = interior_point.solve_block_lp(
-        sub,
+        replace(lp, cost=lp.cost[kept]),
         on_iteration=_shifted(on_iteration, probe, restricted=True),
         start=held.pop(),
         **options,
     )
-    whole, needed = _priced(lp, rest, kept, deadline)
+    whole, needed = _priced(lp, whole_lp, rest, kept, deadline)
     answer = _joined(probe, whole, start, tol)
     if _settled(answer, gap_floor, deadline):
         return answer
@@ -161,17 +163,19 @@ def solve_pruned(
         kept = np.union1d(kept, needed)
         again = interior_point.solve_block_lp(
             replace(lp, cost=lp.cost[kept]),
-            on_iteration=_shifted(on_iteration, probe, restricted=True),
+            on_iteration=_shifted(on_iteration, probe, restricted=True, after=answer),
             **options,
         )
-        whole, _ = _priced(lp, again, kept, deadline)
+        whole, _ = _priced(lp, whole_lp, again, kept, deadline)
         whole.iterations += answer.iterations - probe.iterations - 1
         retried = _joined(probe, whole, start, tol)
         if _settled(retried, gap_floor, deadline):
             return retried
         answer = retried if retried.gap < answer.gap else answer
     # the pricing still leaves a gap, or the restricted run failed: the whole LP from the start
-    again = interior_point.solve_block_lp(lp, on_iteration=on_iteration, **options)
+    again = interior_point.solve_block_lp(
+        lp, on_iteration=_shifted(on_iteration, probe, after=answer), **options
+    )
     if again.V is None or (answer.V is not None and again.gap > answer.gap):
         return answer
     again.iterations += answer.iterations
@@ -205,13 +209,13 @@ def _restricted(point: _Point, kept: np.ndarray, unit: float, sub_unit: float) -
 
 
 def _priced(
-    lp: BlockLP, rest: BlockSolution, kept: np.ndarray, deadline: Deadline
+    lp: BlockLP, st: _Structure, rest: BlockSolution, kept: np.ndarray, deadline: Deadline
 ) -> tuple[BlockSolution, np.ndarray]:
     """The restricted run's answer over every column, with the bound of the whole LP at its
     coupling duals (the dropped columns' privacy-row duals from their own LPs; no bound,
     ``−∞``, when there are no duals or a column's LP did not solve in time), and the dropped
     columns whose own LP lowers that bound by at least 1 % of the most any one does (the
-    outputs a larger restricted LP needs)."""
+    outputs a larger restricted LP needs). ``st`` is the whole LP's structure."""
     U = lp.cost.shape[0]
     none = np.zeros(0, dtype=np.int64)
     whole = replace(rest, point=None, bound=-np.inf, row_duals=None)
@@ -223,7 +227,6 @@ def _priced(
     whole.V = V
     if rest.row_duals is None or rest.coupling_duals is None:
         return whole, none
-    st = _Structure(lp)
     unit = st.cost_unit
     y = rest.coupling_duals / unit
     dropped = np.setdiff1d(np.arange(U), kept)
@@ -267,14 +270,21 @@ def _joined(probe: BlockSolution, rest: BlockSolution, start: float, tol: float)
     return joined
 
 
-def _shifted(on_iteration, probe: BlockSolution, restricted: bool = False):
-    """``on_iteration`` for the continued run: its iterations counted after the probe's,
-    and (for the restricted run) the probe's bound, the one that holds for the whole LP."""
+def _shifted(
+    on_iteration,
+    probe: BlockSolution,
+    restricted: bool = False,
+    after: BlockSolution | None = None,
+):
+    """``on_iteration`` for a run after the probe: its iterations counted after the probe's
+    (or after those of the answer ``after``, for a run after a restricted one), and while it
+    is restricted the probe's bound, the one that holds for the whole LP."""
     if on_iteration is None:
         return None
+    first = (probe if after is None else after).iterations + 1
 
     def report(iteration: int, objective: float, bound: float) -> None:
         shown = probe.bound if restricted else max(bound, probe.bound)
-        on_iteration(probe.iterations + 1 + iteration, objective, shown)
+        on_iteration(first + iteration, objective, shown)
 
     return report
