@@ -10,9 +10,9 @@ docstring without the same paragraphs written again in every subclass.
 
 from __future__ import annotations
 
-import inspect
-
 __all__ = ["INHERITED_SECTIONS", "complete_overrides", "completed_docstring", "numpy_sections"]
+
+import inspect
 
 #: The sections an override takes from its base when it does not write them (``Raises`` is
 #: never taken: a base that raises ``NotImplementedError`` says so for itself only).

@@ -8,13 +8,13 @@ itself: it catches the interrupt around the import of :mod:`privopt.cli` and the
 
 from __future__ import annotations
 
+__all__ = ["main", "EXIT_INTERRUPTED"]
+
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing anything at start-up
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
-
-__all__ = ["main", "EXIT_INTERRUPTED"]
 
 #: Exit code after Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130

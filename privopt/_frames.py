@@ -9,12 +9,12 @@ without pandas.
 
 from __future__ import annotations
 
+__all__ = ["pandas", "frame", "html_table", "html_value"]
+
 import html
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
-
-__all__ = ["pandas", "frame", "html_table", "html_value"]
 
 
 def pandas(what: str):

@@ -26,19 +26,6 @@ Messages (:func:`escape_text`)
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import os
-import re
-import stat
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
-
-import numpy as np
-
-from privopt.errors import InputError
-
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "MAX_FILE_BYTES_ENV",
@@ -55,6 +42,19 @@ __all__ = [
     "atomic_stream",
     "escape_text",
 ]
+
+import contextlib
+import errno
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
+
+import numpy as np
+
+from privopt.errors import InputError
 
 #: Largest input file read by default (bytes): 16 MiB, a dense 1000 × 1000 matrix and more.
 DEFAULT_MAX_FILE_BYTES = 16 * 2**20

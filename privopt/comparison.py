@@ -37,6 +37,18 @@ The same measuring code runs the developer benchmarks (``benchmarks/harness.py``
 
 from __future__ import annotations
 
+__all__ = [
+    "COMPARE_COLUMNS",
+    "DEFAULT_TIME_LIMIT",
+    "Comparison",
+    "Measurement",
+    "compare",
+    "measure",
+    "peak_memory_mb",
+    "reset_peak_memory",
+    "resident_memory_mb",
+]
+
 import gc
 import math
 import os
@@ -53,18 +65,6 @@ from privopt.status import Status
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-__all__ = [
-    "COMPARE_COLUMNS",
-    "DEFAULT_TIME_LIMIT",
-    "Comparison",
-    "Measurement",
-    "compare",
-    "measure",
-    "peak_memory_mb",
-    "reset_peak_memory",
-    "resident_memory_mb",
-]
 
 #: Seconds each method may take when no time limit is given.
 DEFAULT_TIME_LIMIT = 60.0

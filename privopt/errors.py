@@ -16,9 +16,6 @@ class                       meaning                                       CLI ex
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
-
 __all__ = [
     "INPUT_ERROR_CODES",
     "close_matches",
@@ -30,6 +27,9 @@ __all__ = [
     "VerificationError",
     "TaskLostError",
 ]
+
+import difflib
+from collections.abc import Iterable
 
 
 class PrivoptError(Exception):

@@ -17,29 +17,6 @@ taken in the log domain).
 
 from __future__ import annotations
 
-import functools
-import math
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
-
-import numpy as np
-
-from privopt.errors import InputError
-from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
-from privopt.validation import (
-    as_distortion,
-    as_pmf,
-    check_probability,
-    default_neighbors,
-    resolve_neighbors,
-)
-
-if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
-    from numpy.typing import ArrayLike
-
-    from privopt.model import Mechanism, Metric, MetricPairs
-    from privopt.model.types import NeighborsLike, PriorLike
-
 __all__ = [
     "NATS_PER_BIT",
     "to_bits",
@@ -76,6 +53,29 @@ __all__ = [
     "robust_pml_hull_level",
     "shannon_entropy",
 ]
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
+from privopt.validation import (
+    as_distortion,
+    as_pmf,
+    check_probability,
+    default_neighbors,
+    resolve_neighbors,
+)
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model import Mechanism, Metric, MetricPairs
+    from privopt.model.types import NeighborsLike, PriorLike
 
 #: ln 2: one bit is ln 2 nats.
 NATS_PER_BIT = float(np.log(2.0))

@@ -56,21 +56,6 @@ Labels use matplotlib's mathtext (``$\\varepsilon_X$``, ``$\\tilde{\\varepsilon}
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-
-from privopt.errors import InputError, close_matches
-from privopt.model import DatabasePrior, Distortion
-from privopt.papers import closed_forms
-
-if TYPE_CHECKING:  # pragma: no cover
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
-
 __all__ = [
     "plot_comparison",
     "plot_curves",
@@ -86,6 +71,21 @@ __all__ = [
     "BUDGET_XLABEL",
     "BUDGET_YLABEL",
 ]
+
+import math
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from privopt.errors import InputError, close_matches
+from privopt.model import DatabasePrior, Distortion
+from privopt.papers import closed_forms
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: File formats of :func:`save_figure` (the extension of the path decides).
 FIGURE_FORMATS = (".png", ".pdf", ".svg")

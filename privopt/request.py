@@ -7,6 +7,14 @@ a :class:`DesignRequest` through :mod:`privopt.validation`. Nothing here builds 
 
 from __future__ import annotations
 
+__all__ = [
+    "DesignRequest",
+    "prepare_request",
+    "observing_secret",
+    "exchangeable_form",
+    "DESIGN_KEYWORDS",
+]
+
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -29,14 +37,6 @@ from privopt.validation import (
     check_prior,
     resolve_neighbors,
 )
-
-__all__ = [
-    "DesignRequest",
-    "prepare_request",
-    "observing_secret",
-    "exchangeable_form",
-    "DESIGN_KEYWORDS",
-]
 
 #: The keywords of :func:`privopt.design`, :func:`privopt.sweep` and :func:`prepare_request`
 #: besides the notions' own options: what a stray keyword (``epsilion=1``) is compared with

@@ -29,12 +29,6 @@ This module imports only :mod:`privopt.errors`.
 
 from __future__ import annotations
 
-import math
-import os
-import re
-
-from privopt.errors import InputError
-
 __all__ = [
     "DEFAULT_MAX_MEMORY",
     "MEMORY_ENV",
@@ -52,6 +46,12 @@ __all__ = [
     "check_allocation",
     "check_database_size",
 ]
+
+import math
+import os
+import re
+
+from privopt.errors import InputError
 
 #: The default memory bound of one request (bytes).
 DEFAULT_MAX_MEMORY = 4 * 2**30

@@ -21,9 +21,9 @@ value                  meaning
 
 from __future__ import annotations
 
-from enum import Enum
-
 __all__ = ["Status"]
+
+from enum import Enum
 
 
 class Status(str, Enum):

@@ -31,6 +31,8 @@ True
 
 from __future__ import annotations
 
+__all__ = ["Checked", "CheckFailure", "check_method", "check_notion", "REFERENCE_METHODS"]
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,8 +46,6 @@ from privopt.solve.api import design
 from privopt.solve.method_notions import PRIOR_KINDS, small_request
 from privopt.solve.selection import why_not
 from privopt.status import Status
-
-__all__ = ["Checked", "CheckFailure", "check_method", "check_notion", "REFERENCE_METHODS"]
 
 #: Relative tolerance of the comparisons (the certification gap is 1e-6 of the scale).
 TOLERANCE = 2e-6

@@ -18,40 +18,6 @@ This module imports only :mod:`privopt.model`, :mod:`privopt.errors` and
 
 from __future__ import annotations
 
-import math
-import numbers
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-import numpy as np
-
-from privopt.errors import InputError, close_matches
-from privopt.model import (
-    DatabasePrior,
-    Distortion,
-    JointPrior,
-    NeighborRelation,
-    Prior,
-    all_pairs,
-    as_prior,
-    hamming_neighbors,
-)
-from privopt.model._validate import (
-    _refuse_non_numbers,
-    as_labels,
-    as_pmf,
-    as_positive_int,
-    as_real_array,
-    as_stochastic_matrix,
-)
-from privopt.resources import format_bytes, max_memory
-
-if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
-    from typing import Any
-
-    from privopt.model.types import DistortionLike, PriorLike
-
 __all__ = [
     "MODES",
     "NEIGHBOR_NAMES",
@@ -86,6 +52,40 @@ __all__ = [
     "as_labels",
     "as_positive_int",
 ]
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from privopt.errors import InputError, close_matches
+from privopt.model import (
+    DatabasePrior,
+    Distortion,
+    JointPrior,
+    NeighborRelation,
+    Prior,
+    all_pairs,
+    as_prior,
+    hamming_neighbors,
+)
+from privopt.model._validate import (
+    _refuse_non_numbers,
+    as_labels,
+    as_pmf,
+    as_positive_int,
+    as_real_array,
+    as_stochastic_matrix,
+)
+from privopt.resources import format_bytes, max_memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
+
+    from privopt.model.types import DistortionLike, PriorLike
 
 #: The two modes of a design request.
 MODES = ("epsilon", "max_distortion")

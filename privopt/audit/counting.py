@@ -16,6 +16,14 @@ All in nats unless said otherwise.
 
 from __future__ import annotations
 
+__all__ = [
+    "counting_query_prior",
+    "laplace_mutual_information",
+    "LaplaceCounting",
+    "MAX_COUNTING_ENTRIES",
+    "MAX_QUADRATURE_POINTS",
+]
+
 import itertools
 from typing import TYPE_CHECKING
 
@@ -30,14 +38,6 @@ from privopt.validation import as_positive_int, check_number, check_numbers
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
-
-__all__ = [
-    "counting_query_prior",
-    "laplace_mutual_information",
-    "LaplaceCounting",
-    "MAX_COUNTING_ENTRIES",
-    "MAX_QUADRATURE_POINTS",
-]
 
 #: Largest ``n`` for which the ``2ⁿ`` binary databases are enumerated.
 MAX_COUNTING_ENTRIES = 16

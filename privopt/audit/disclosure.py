@@ -21,20 +21,6 @@ All in nats.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import numpy as np
-
-from privopt.errors import InputError
-from privopt.measures import MeasureSetting, leakage_capacity, pml_level, with_unit
-from privopt.model import DatabasePrior, Mechanism, as_matrix, as_prior
-from privopt.validation import as_pmf, as_positive_int, as_stochastic_matrix, check_number
-
-if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
-    from numpy.typing import ArrayLike
-
-    from privopt.model.types import PriorLike
-
 __all__ = [
     "min_entropy",
     "attribute_kernel",
@@ -52,6 +38,20 @@ __all__ = [
     "entry_pml_level",
     "DISCLOSURE_TOLERANCE",
 ]
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.measures import MeasureSetting, leakage_capacity, pml_level, with_unit
+from privopt.model import DatabasePrior, Mechanism, as_matrix, as_prior
+from privopt.validation import as_pmf, as_positive_int, as_stochastic_matrix, check_number
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
+
+    from privopt.model.types import PriorLike
 
 #: ``H_∞`` at or below this counts as 0 (a disclosure) in :func:`discloses`.
 DISCLOSURE_TOLERANCE = 1e-12

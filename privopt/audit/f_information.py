@@ -18,6 +18,20 @@ measured on the channel the adversary sees. Logs are natural (nats).
 
 from __future__ import annotations
 
+__all__ = [
+    "f_information",
+    "chi_square_information",
+    "total_variation_privacy",
+    "hockey_stick_divergence",
+    "approximate_max_information",
+    "expected_pml",
+    "f_information_pml_bound",
+    "total_variation_pml_bound",
+    "total_variation_maximal_leakage_bound",
+    "total_variation_tail_bound",
+    "mutual_information_tail_bound",
+]
+
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -33,20 +47,6 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
 
     from privopt.model import Mechanism
     from privopt.model.types import PriorLike
-
-__all__ = [
-    "f_information",
-    "chi_square_information",
-    "total_variation_privacy",
-    "hockey_stick_divergence",
-    "approximate_max_information",
-    "expected_pml",
-    "f_information_pml_bound",
-    "total_variation_pml_bound",
-    "total_variation_maximal_leakage_bound",
-    "total_variation_tail_bound",
-    "mutual_information_tail_bound",
-]
 
 
 def _joint_and_product(prior, mechanism) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,19 @@ attained). All in nats.
 
 from __future__ import annotations
 
+__all__ = [
+    "g_leakage_per_output",
+    "identity_gain",
+    "membership_gain",
+    "k_tries_gain",
+    "metric_gain",
+    "pml_gain",
+    "gain_of_randomized_function",
+    "randomized_function_leakage_per_output",
+    "randomized_function_of_gain",
+    "MAX_GUESSES",
+]
+
 import itertools
 import math
 from typing import TYPE_CHECKING
@@ -31,19 +44,6 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
 
     from privopt.model import Mechanism
     from privopt.model.types import PriorLike
-
-__all__ = [
-    "g_leakage_per_output",
-    "identity_gain",
-    "membership_gain",
-    "k_tries_gain",
-    "metric_gain",
-    "pml_gain",
-    "gain_of_randomized_function",
-    "randomized_function_leakage_per_output",
-    "randomized_function_of_gain",
-    "MAX_GUESSES",
-]
 
 #: Largest guess space built by :func:`membership_gain` / :func:`k_tries_gain`.
 MAX_GUESSES = 2**20

@@ -14,14 +14,14 @@ convex stand-ins (docs/problem-files.md, "Non-convex guarantees").
 
 from __future__ import annotations
 
+__all__ = ["pml_least_delta", "eml_least_delta"]
+
 import math
 
 import numpy as np
 
 from privopt.measures import MeasureSetting
 from privopt.validation import check_level
-
-__all__ = ["pml_least_delta", "eml_least_delta"]
 
 
 def pml_least_delta(prior, mechanism, eps: float) -> float:

@@ -19,6 +19,17 @@ All in nats.
 
 from __future__ import annotations
 
+__all__ = [
+    "probabilistic_dp_delta",
+    "probabilistic_dp_level",
+    "marginal_dawid_sebastiani",
+    "gaussian_posterior_given_average",
+    "average_release_dss_gain",
+    "average_release_kappa",
+    "is_conjugate",
+    "compose_persuasive",
+]
+
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -40,17 +51,6 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
 
     from privopt.model import Mechanism
-
-__all__ = [
-    "probabilistic_dp_delta",
-    "probabilistic_dp_level",
-    "marginal_dawid_sebastiani",
-    "gaussian_posterior_given_average",
-    "average_release_dss_gain",
-    "average_release_kappa",
-    "is_conjugate",
-    "compose_persuasive",
-]
 
 
 def _pairs(size: int, neighbors) -> NeighborRelation:

@@ -37,6 +37,19 @@ sets it where it is read, e.g. :data:`privopt.cli.curve.CHECKPOINT_SECONDS`).
 
 from __future__ import annotations
 
+__all__ = [
+    "main",
+    "build_parser",
+    "DEMO_FIGURE",
+    "MAX_CURVE_POINTS",
+    "PLOT_FORMATS",
+    "MECHANISM_FORMATS",
+    "MAX_DENSE_OUTPUT",
+    "CHECKPOINT_SECONDS",
+    "CHECKPOINT_SETUP_FACTOR",
+    "EXIT_REFERENCE_MISMATCH",
+]
+
 import contextlib
 import os
 import sys
@@ -51,19 +64,6 @@ from .curve import CHECKPOINT_SECONDS, CHECKPOINT_SETUP_FACTOR, MAX_CURVE_POINTS
 from .demo import DEMO_FIGURE
 from .parser import _join_negative_ranges, build_parser
 from .solve import MAX_DENSE_OUTPUT, MECHANISM_FORMATS
-
-__all__ = [
-    "main",
-    "build_parser",
-    "DEMO_FIGURE",
-    "MAX_CURVE_POINTS",
-    "PLOT_FORMATS",
-    "MECHANISM_FORMATS",
-    "MAX_DENSE_OUTPUT",
-    "CHECKPOINT_SECONDS",
-    "CHECKPOINT_SETUP_FACTOR",
-    "EXIT_REFERENCE_MISMATCH",
-]
 
 #: Exit code, kind of failure (said on stderr) of the errors a command raises, first match.
 _FAILURES = (

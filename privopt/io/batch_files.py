@@ -36,6 +36,17 @@ an error.
 
 from __future__ import annotations
 
+__all__ = [
+    "BATCH_COLUMNS",
+    "BatchSummary",
+    "collect_problem_files",
+    "problem_key",
+    "read_results",
+    "read_results_frame",
+    "run_batch",
+    "solve_problem_data",
+]
+
 import concurrent.futures as cf
 import contextlib
 import csv
@@ -62,17 +73,6 @@ try:  # POSIX: the lock of a shared output
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no lock (see the module docstring)
     fcntl = None  # type: ignore[assignment]
-
-__all__ = [
-    "BATCH_COLUMNS",
-    "BatchSummary",
-    "collect_problem_files",
-    "problem_key",
-    "read_results",
-    "read_results_frame",
-    "run_batch",
-    "solve_problem_data",
-]
 
 #: Output formats of ``privopt batch --out``.
 BATCH_FORMATS = (".csv", ".parquet")

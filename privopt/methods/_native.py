@@ -9,13 +9,13 @@ descriptor 1 pointed at the null device; later objects (ours or cvxpy's) stay qu
 
 from __future__ import annotations
 
+__all__ = ["native_stdout_to_null", "silence_highs_banner"]
+
 import os
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-__all__ = ["native_stdout_to_null", "silence_highs_banner"]
 
 _LOCK = threading.Lock()
 _HIGHS_SILENCED = False

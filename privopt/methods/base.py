@@ -57,25 +57,6 @@ does not use cvxpy leaves cvxpy unloaded.
 
 from __future__ import annotations
 
-import abc
-import enum
-import importlib
-import importlib.util
-import math
-import time
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-
-from privopt._docstrings import complete_overrides
-from privopt.errors import InputError
-from privopt.status import Status
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privopt.request import DesignRequest
-
 __all__ = [
     "Answer",
     "Certificate",
@@ -95,6 +76,25 @@ __all__ = [
     "installed",
     "plain_linear_reason",
 ]
+
+import abc
+import enum
+import importlib
+import importlib.util
+import math
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from privopt._docstrings import complete_overrides
+from privopt.errors import InputError
+from privopt.status import Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privopt.request import DesignRequest
 
 
 class TimeLimitReached(Exception):

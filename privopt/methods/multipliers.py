@@ -20,6 +20,8 @@ method may hand over the duals of an inexact or even failed solve.
 
 from __future__ import annotations
 
+__all__ = ["MULTIPLIERS_KEY", "Multipliers", "offer", "wanted"]
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,8 +29,6 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.methods.base import Task
-
-__all__ = ["MULTIPLIERS_KEY", "Multipliers", "offer", "wanted"]
 
 #: The cache key under which a run collects :class:`Multipliers` (a list).
 MULTIPLIERS_KEY = ("curve-band", "multipliers")

@@ -8,11 +8,11 @@ mechanism (``privopt audit --mechanism`` reads what ``privopt solve --out`` wrot
 
 from __future__ import annotations
 
+__all__ = ["STRUCTURED_KINDS", "from_description"]
+
 from privopt.errors import InputError
 from privopt.methods.sparse_lp.translation import TranslationInvariantMechanism
 from privopt.methods.symmetric.mechanism import SymmetricMechanism
-
-__all__ = ["STRUCTURED_KINDS", "from_description"]
 
 #: Description ``kind`` → the class that reads it.
 STRUCTURED_KINDS = {

@@ -10,6 +10,8 @@ closed form is exact; below ε̃_X E_i does not exist and the method steps aside
 
 from __future__ import annotations
 
+__all__ = ["WangIdentifiability"]
+
 import time
 from typing import TYPE_CHECKING
 
@@ -22,8 +24,6 @@ from privopt.status import Status
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from privopt.request import DesignRequest
-
-__all__ = ["WangIdentifiability"]
 
 
 class WangIdentifiability(Method):

@@ -7,6 +7,8 @@ paths can recognise structure (Hamming on databases, [Wang-Ying-Zhang] §2).
 
 from __future__ import annotations
 
+__all__ = ["Distortion", "DISTORTION_KINDS"]
+
 import math
 from collections.abc import Sequence
 from functools import cached_property
@@ -26,8 +28,6 @@ from privopt.resources import format_bytes, max_memory
 
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
-
-__all__ = ["Distortion", "DISTORTION_KINDS"]
 
 DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix")
 

@@ -26,6 +26,16 @@ km); ``norm="haversine"`` gives the great-circle distance itself.
 
 from __future__ import annotations
 
+__all__ = [
+    "LocationGrid",
+    "LocationPoints",
+    "OutputGrid",
+    "LocalProjection",
+    "pairwise_distances",
+    "check_coordinates",
+    "MAX_CELLS",
+]
+
 import math
 from collections.abc import Sequence
 
@@ -37,16 +47,6 @@ from privopt.model.distortion import Distortion
 from privopt.model.metric import EARTH_RADIUS_KM, Metric, point_distances
 from privopt.model.prior import Prior
 from privopt.resources import check_allocation
-
-__all__ = [
-    "LocationGrid",
-    "LocationPoints",
-    "OutputGrid",
-    "LocalProjection",
-    "pairwise_distances",
-    "check_coordinates",
-    "MAX_CELLS",
-]
 
 #: Largest number of cells of a grid (a guard against a cell size in the wrong unit).
 MAX_CELLS = 1_000_000

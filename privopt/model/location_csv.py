@@ -17,6 +17,8 @@ empty cell or a short row), ``"not_a_number"`` (text, NaN or infinity), ``"latit
 
 from __future__ import annotations
 
+__all__ = ["LocationTable", "read_location_csv", "parse_location_csv", "COLUMN_NAMES"]
+
 import csv
 import io
 import math
@@ -28,8 +30,6 @@ import numpy as np
 
 from privopt._io import decode_text, read_input_file
 from privopt.errors import InputError
-
-__all__ = ["LocationTable", "read_location_csv", "parse_location_csv", "COLUMN_NAMES"]
 
 #: Accepted header names of each role (lower case).
 COLUMN_NAMES: dict[str, tuple[str, ...]] = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["Mechanism", "as_matrix"]
+
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -14,8 +16,6 @@ from privopt.model._validate import SUM_TOLERANCE, as_labels, as_stochastic_matr
 
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
-
-__all__ = ["Mechanism", "as_matrix"]
 
 #: Largest side of a mechanism whose ``repr`` shows its matrix.
 REPR_MAX_SIDE = 8

@@ -22,6 +22,8 @@ whose path metric ``d_G`` satisfies ``d ≤ d_G ≤ δ·d``.
 
 from __future__ import annotations
 
+__all__ = ["Metric", "MetricPairs", "METRIC_NORMS", "EARTH_RADIUS_KM", "point_distances"]
+
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -30,8 +32,6 @@ import numpy as np
 from privopt.errors import InputError, close_matches
 from privopt.model.neighbors import NeighborRelation
 from privopt.resources import check_allocation
-
-__all__ = ["Metric", "MetricPairs", "METRIC_NORMS", "EARTH_RADIUS_KM", "point_distances"]
 
 #: Norms accepted by :meth:`Metric.from_points`.
 METRIC_NORMS = ("euclidean", "manhattan", "haversine")

@@ -8,6 +8,14 @@ directions of every unordered pair), never as a dense N × N mask. The Hamming r
 
 from __future__ import annotations
 
+__all__ = [
+    "HammingNeighbors",
+    "NeighborRelation",
+    "hamming_neighbors",
+    "all_pairs",
+    "NEIGHBOR_KINDS",
+]
+
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -19,14 +27,6 @@ from privopt.model._validate import as_positive_int
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
     from numpy.typing import ArrayLike
-
-__all__ = [
-    "HammingNeighbors",
-    "NeighborRelation",
-    "hamming_neighbors",
-    "all_pairs",
-    "NEIGHBOR_KINDS",
-]
 
 NEIGHBOR_KINDS = ("hamming", "all")
 

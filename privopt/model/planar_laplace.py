@@ -37,13 +37,6 @@ indistinguishable up to the discretisation of the secrets. Underflow: probabilit
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from privopt.errors import InputError
-from privopt.model.mechanism import Mechanism
-
 __all__ = [
     "planar_laplace",
     "planar_laplace_matrix",
@@ -52,6 +45,13 @@ __all__ = [
     "radial_survival",
     "NEGLIGIBLE_EXPONENT",
 ]
+
+import math
+
+import numpy as np
+
+from privopt.errors import InputError
+from privopt.model.mechanism import Mechanism
 
 #: ``ε·r`` beyond which ``P(|Z| > r) = (1 + εr) e^{−εr}`` is below the smallest double.
 NEGLIGIBLE_EXPONENT = 760.0

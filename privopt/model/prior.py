@@ -23,6 +23,8 @@ The protocol, used by every later layer:
 
 from __future__ import annotations
 
+__all__ = ["Prior", "JointPrior", "DatabasePrior", "as_prior", "MAX_MATERIALISED_DATABASES"]
+
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -45,8 +47,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
     from privopt.model.types import PriorLike
-
-__all__ = ["Prior", "JointPrior", "DatabasePrior", "as_prior", "MAX_MATERIALISED_DATABASES"]
 
 #: Largest database alphabet m**n whose pmf is materialised as a dense vector.
 MAX_MATERIALISED_DATABASES = 2**24

@@ -20,6 +20,8 @@ query with the absolute loss is the setting of [Ghosh-Roughgarden-Sundararajan].
 
 from __future__ import annotations
 
+__all__ = ["QUERIES", "QUERY_LOSSES", "query_answers", "query_distortion"]
+
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -28,8 +30,6 @@ import numpy as np
 from privopt.errors import InputError, close_matches
 from privopt.model.distortion import Distortion
 from privopt.model.prior import database_digits
-
-__all__ = ["QUERIES", "QUERY_LOSSES", "query_answers", "query_distortion"]
 
 QUERIES = ("count", "sum", "histogram")
 QUERY_LOSSES = ("absolute", "squared", "hamming")

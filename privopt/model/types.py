@@ -8,6 +8,8 @@ distortion as a :class:`~privopt.model.Distortion`, a matrix or a name; neighbou
 
 from __future__ import annotations
 
+__all__ = ["PriorLike", "DistortionLike", "NeighborsLike"]
+
 from collections.abc import Sequence
 
 from numpy.typing import ArrayLike
@@ -15,8 +17,6 @@ from numpy.typing import ArrayLike
 from privopt.model.distortion import Distortion
 from privopt.model.neighbors import NeighborRelation
 from privopt.model.prior import DatabasePrior, JointPrior, Prior
-
-__all__ = ["PriorLike", "DistortionLike", "NeighborsLike"]
 
 #: A prior object, or a pmf read as a single secret.
 PriorLike = Prior | JointPrior | DatabasePrior | ArrayLike

@@ -10,9 +10,9 @@ dense matrix or for any structured mechanism that can be mixed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 __all__ = ["least_mixing_weight"]
+
+from collections.abc import Callable
 
 
 def least_mixing_weight(

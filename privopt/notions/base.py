@@ -12,6 +12,21 @@ encoding in its package (e.g. :mod:`privopt.methods.sparse_lp.encodings`).
 
 from __future__ import annotations
 
+__all__ = [
+    "CONES",
+    "Notion",
+    "NotionOption",
+    "DesignContext",
+    "LagrangeContext",
+    "LagrangeTerms",
+    "RepairPoint",
+    "NOTIONS",
+    "register",
+    "get_notion",
+    "notion_names",
+    "option_owners",
+]
+
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,22 +44,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
     from privopt.model import DatabasePrior, JointPrior, Prior
-
-__all__ = [
-    "CONES",
-    "Notion",
-    "NotionOption",
-    "DesignContext",
-    "LagrangeContext",
-    "LagrangeTerms",
-    "RepairPoint",
-    "NOTIONS",
-    "register",
-    "get_notion",
-    "notion_names",
-    "option_owners",
-]
-
 
 #: The cones a notion's program may need: an LP, exponential cones (the information
 #: measures), power cones (maximal α-leakage of finite order).

@@ -24,6 +24,8 @@ the limit of ``L_α`` as ``α → 1`` (the Shannon capacity of the channel); des
 
 from __future__ import annotations
 
+__all__ = ["MaximalAlphaLeakage"]
+
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -49,8 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext, RepairPoint
-
-__all__ = ["MaximalAlphaLeakage"]
 
 #: The maximal-leakage notion whose program and closed forms are those of ``α = ∞``.
 _AT_INFINITY = MaximalLeakage()

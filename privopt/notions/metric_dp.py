@@ -30,6 +30,15 @@ Options
 
 from __future__ import annotations
 
+__all__ = [
+    "MetricPrivacy",
+    "validate_metric",
+    "validate_spanner",
+    "constraint_pairs",
+    "written",
+    "RELAXED_EXPONENT",
+]
+
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -60,15 +69,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
     from privopt.notions.base import LagrangeContext, RepairPoint
-
-__all__ = [
-    "MetricPrivacy",
-    "validate_metric",
-    "validate_spanner",
-    "constraint_pairs",
-    "written",
-    "RELAXED_EXPONENT",
-]
 
 #: Largest exponent ``ε·d`` written into a program. The constraint of a pair with a larger
 #: exponent is left out, a relaxation: the optimum of the program is a lower bound on the true

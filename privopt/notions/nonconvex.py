@@ -22,9 +22,9 @@ papers give:
 
 from __future__ import annotations
 
-from privopt.errors import InputError
-
 __all__ = ["NON_CONVEX_GUARANTEES", "refuse_non_convex", "refuse_delta"]
+
+from privopt.errors import InputError
 
 _PML_STAND_INS = (
     "convex stand-ins: notion 'pml' at the same ε (sufficient: ε-PML implies (ε,δ)-PML and "

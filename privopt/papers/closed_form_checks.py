@@ -40,6 +40,20 @@ All values are in nats.
 
 from __future__ import annotations
 
+__all__ = [
+    "ClosedFormCheck",
+    "closed_form_checks",
+    "as_bound",
+    "zero_leakage_checks",
+    "RELATIONS",
+    "CHECKED_NOTIONS",
+    "MAX_DENSE",
+    "identifiability_bound",
+    "identifiability_candidate",
+    "identifiability_least_level",
+    "wang_identifiability_applies",
+]
+
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,20 +72,6 @@ from privopt.model import (
     database_digits,
 )
 from privopt.papers import closed_forms as cf
-
-__all__ = [
-    "ClosedFormCheck",
-    "closed_form_checks",
-    "as_bound",
-    "zero_leakage_checks",
-    "RELATIONS",
-    "CHECKED_NOTIONS",
-    "MAX_DENSE",
-    "identifiability_bound",
-    "identifiability_candidate",
-    "identifiability_least_level",
-    "wang_identifiability_applies",
-]
 
 #: Relations a check can assert between the answer and the closed form.
 RELATIONS = ("equal", "at_least", "at_most", "infeasible", "feasible")

@@ -6,26 +6,6 @@ All in nats; each function cites its paper and equation. Databases are ``Dⁿ`` 
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING
-
-import numpy as np
-
-from privopt.errors import InfeasibleError, InputError
-from privopt.measures import shannon_entropy
-from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
-from privopt.validation import (
-    as_positive_int,
-    check_budget,
-    check_level,
-    check_number,
-    check_numbers,
-    check_probability,
-)
-
-if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
-    from numpy.typing import ArrayLike
-
 __all__ = [
     "h",
     "h_inv",
@@ -65,6 +45,26 @@ __all__ = [
     "adaptive_composition_eml",
     "geometric_mechanism",
 ]
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from privopt.errors import InfeasibleError, InputError
+from privopt.measures import shannon_entropy
+from privopt.model import DatabasePrior, JointPrior, Mechanism, hamming_neighbors
+from privopt.validation import (
+    as_positive_int,
+    check_budget,
+    check_level,
+    check_number,
+    check_numbers,
+    check_probability,
+)
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from numpy.typing import ArrayLike
 
 
 def _mn(m, n) -> tuple[int, int]:

@@ -17,6 +17,18 @@ exponential cone and imports cvxpy only when called. All in nats.
 
 from __future__ import annotations
 
+__all__ = [
+    "RelaxedResult",
+    "ProfileResult",
+    "ZetaResult",
+    "relaxed_privacy_distortion",
+    "distance_profile_lp",
+    "distance_profile_closed_form",
+    "zeta_program",
+    "zeta_program_level",
+    "MAX_RPD_DATABASES",
+]
+
 import math
 from dataclasses import dataclass
 
@@ -29,18 +41,6 @@ from privopt.errors import InputError, SolverError
 from privopt.model import Distortion, JointPrior, database_digits, hamming_neighbors
 from privopt.papers import closed_forms as cf
 from privopt.validation import as_positive_int, check_number
-
-__all__ = [
-    "RelaxedResult",
-    "ProfileResult",
-    "ZetaResult",
-    "relaxed_privacy_distortion",
-    "distance_profile_lp",
-    "distance_profile_closed_form",
-    "zeta_program",
-    "zeta_program_level",
-    "MAX_RPD_DATABASES",
-]
 
 #: Largest ``m**n`` for which R-PD is built (its joint has ``(m**n)²`` variables).
 MAX_RPD_DATABASES = 256

@@ -10,14 +10,14 @@ do in a process that is done).
 
 from __future__ import annotations
 
+__all__ = ["main"]
+
 import math
 import os
 import pickle
 import signal
 import sys
 import traceback
-
-__all__ = ["main"]
 
 
 def _die_with_parent(parent: int) -> None:

@@ -3,6 +3,8 @@ program) and :func:`sweep` (a privacy–distortion curve)."""
 
 from __future__ import annotations
 
+__all__ = ["design", "solve_problem", "sweep"]
+
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +33,6 @@ from privopt.validation import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.methods.cvxpy_program.program import PrivacyProblem
-
-__all__ = ["design", "solve_problem", "sweep"]
 
 
 def design(

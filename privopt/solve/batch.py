@@ -30,6 +30,8 @@ N})`` before the cluster starts): that task alone is then lost.
 
 from __future__ import annotations
 
+__all__ = ["solve_many", "sweep_notions"]
+
 import concurrent.futures as cf
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -48,8 +50,6 @@ from privopt.solve.options import DEFAULT_TOL, SolveOptions
 from privopt.solve.progress import points_progress
 from privopt.solve.results import Curve, DesignResult, ResultList
 from privopt.solve.run import run_design
-
-__all__ = ["solve_many", "sweep_notions"]
 
 
 # --- tasks (run in the workers) -----------------------------------------------------------------

@@ -96,6 +96,16 @@ relative on a level curve, 1e-7 on a budget curve); a crossing within rounding i
 
 from __future__ import annotations
 
+__all__ = [
+    "CONVEX_PARAMETER",
+    "CurveBand",
+    "CurveEvidence",
+    "DualBound",
+    "LowerStep",
+    "Witness",
+    "band_columns",
+]
+
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -110,16 +120,6 @@ from privopt.request import DesignRequest
 from privopt.solve.results import json_number
 from privopt.solve.verification import DISTORTION_TOL
 from privopt.validation import LEVEL_TOL
-
-__all__ = [
-    "CONVEX_PARAMETER",
-    "CurveBand",
-    "CurveEvidence",
-    "DualBound",
-    "LowerStep",
-    "Witness",
-    "band_columns",
-]
 
 #: Notions whose optimum is a convex function of a parameter of the level: ``"exp"`` (of
 #: ``t = e^ε``: maximal leakage's constraint ``Σ_u max_s p(u|s) ≤ t`` is jointly convex in

@@ -18,6 +18,16 @@ tolerance is never taken below twice that.
 
 from __future__ import annotations
 
+__all__ = [
+    "DEFAULT_BAND",
+    "DEFAULT_MAX_POINTS",
+    "band_of_points",
+    "certified_sweep",
+    "check_band",
+    "check_points",
+    "check_range",
+]
+
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -43,16 +53,6 @@ from privopt.solve.results import Curve, DesignResult
 from privopt.solve.selection import choose_methods
 from privopt.solve.sweeps import sweep_points
 from privopt.solve.verification import OBJECTIVE_RTOL
-
-__all__ = [
-    "DEFAULT_BAND",
-    "DEFAULT_MAX_POINTS",
-    "band_of_points",
-    "certified_sweep",
-    "check_band",
-    "check_points",
-    "check_range",
-]
 
 #: The default tolerance of an adaptive sweep: 1 % of the curve's range.
 DEFAULT_BAND = 0.01

@@ -25,6 +25,8 @@ chain of methods (:func:`~privopt.solve.selection.choose_methods`):
 
 from __future__ import annotations
 
+__all__ = ["solve_request", "solve_unscaled", "distortion_scale", "scaled_request"]
+
 import dataclasses
 import math
 import time
@@ -61,8 +63,6 @@ from privopt.solve.verification import (
     distortion_tolerance,
 )
 from privopt.status import Status
-
-__all__ = ["solve_request", "solve_unscaled", "distortion_scale", "scaled_request"]
 
 #: The name a result gives for its solver when the request was found infeasible before any
 #: method ran (the least achievable level or distortion is known in closed form).

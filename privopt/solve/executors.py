@@ -10,12 +10,6 @@ place, so that every other task's answer is kept (see :mod:`privopt.solve.batch`
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
-
-from privopt.errors import InputError, PrivoptError, TaskLostError
-
 __all__ = [
     "Ticks",
     "completed",
@@ -25,6 +19,12 @@ __all__ = [
     "resolve_executor",
     "submit_all",
 ]
+
+import concurrent.futures as cf
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from privopt.errors import InputError, PrivoptError, TaskLostError
 
 
 def resolve_executor(executor: Any) -> cf.Executor | None:

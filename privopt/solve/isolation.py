@@ -34,6 +34,15 @@ worth it, :func:`run_isolated` runs such a method in a child process:
 
 from __future__ import annotations
 
+__all__ = [
+    "ISOLATION_ENV",
+    "ISOLATE_FROM_BYTES",
+    "should_isolate",
+    "run_isolated",
+    "grace",
+    "IsolatedFailure",
+]
+
 import math
 import os
 import pickle
@@ -49,15 +58,6 @@ from typing import Any
 from privopt.methods.base import Answer, Deadline, Method, ProgressEvent, Stopping, Task
 from privopt.resources import format_bytes
 from privopt.status import Status
-
-__all__ = [
-    "ISOLATION_ENV",
-    "ISOLATE_FROM_BYTES",
-    "should_isolate",
-    "run_isolated",
-    "grace",
-    "IsolatedFailure",
-]
 
 #: The environment variable that overrides the choice: ``auto``, ``always`` or ``never``.
 ISOLATION_ENV = "PRIVOPT_ISOLATE"

@@ -10,6 +10,8 @@ infeasible and the search moves up. The answer is the feasible end of the final 
 
 from __future__ import annotations
 
+__all__ = ["line_search", "budget_slack", "EPSILON_CAP", "BUDGET_RTOL"]
+
 import math
 
 import numpy as np
@@ -20,8 +22,6 @@ from privopt.solve.point import PointOutcome, Run, least_distortion_with_extras
 from privopt.solve.results import LineSearchInfo
 from privopt.solve.verification import distortion_tolerance, repair_distortion, verify
 from privopt.status import Status
-
-__all__ = ["line_search", "budget_slack", "EPSILON_CAP", "BUDGET_RTOL"]
 
 #: Largest ε the search tries for notions whose level is unbounded (e^40 ≈ 2e17).
 EPSILON_CAP = 40.0

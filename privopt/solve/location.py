@@ -27,6 +27,14 @@ on axis-aligned pairs), slightly different for the great-circle distance.
 
 from __future__ import annotations
 
+__all__ = [
+    "MechanismSummary",
+    "LaplaceComparison",
+    "compare_with_laplace",
+    "comparison_table",
+    "laplace_level",
+]
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,14 +45,6 @@ from privopt.errors import InputError
 from privopt.model import Mechanism, Metric
 from privopt.model.location import pairwise_distances
 from privopt.model.planar_laplace import planar_laplace
-
-__all__ = [
-    "MechanismSummary",
-    "LaplaceComparison",
-    "compare_with_laplace",
-    "comparison_table",
-    "laplace_level",
-]
 
 #: Candidates per block when the adversary's guesses are scored (bounds the memory).
 _CANDIDATE_BLOCK = 2048

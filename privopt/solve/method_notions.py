@@ -11,14 +11,14 @@ apply).
 
 from __future__ import annotations
 
+__all__ = ["PRIOR_KINDS", "method_notions", "notions_text", "small_request"]
+
 from privopt.errors import InputError
 from privopt.methods import METHODS
 from privopt.model import DatabasePrior, JointPrior, as_prior
 from privopt.notions import get_notion, notion_names
 from privopt.request import DesignRequest, prepare_request
 from privopt.solve.selection import why_not
-
-__all__ = ["PRIOR_KINDS", "method_notions", "notions_text", "small_request"]
 
 #: The kinds of prior each method is asked about, with a small instance of each.
 PRIOR_KINDS = {

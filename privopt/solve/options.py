@@ -10,6 +10,8 @@ too: it pickles when its ``on_progress`` does).
 
 from __future__ import annotations
 
+__all__ = ["SolveOptions", "DEFAULT_TOL", "check_solver_options", "method_cache"]
+
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +22,6 @@ from privopt.methods.base import Deadline, ProgressEvent
 from privopt.resources import max_memory as memory_bound
 from privopt.solve.units import check_unit
 from privopt.validation import check_callable, check_flag, check_time_limit, check_tolerance
-
-__all__ = ["SolveOptions", "DEFAULT_TOL", "check_solver_options", "method_cache"]
 
 #: Default bracket width of the budget-mode line search (nats).
 DEFAULT_TOL = 1e-7

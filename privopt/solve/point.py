@@ -22,6 +22,15 @@ The driver (:mod:`privopt.solve.driver`) and the budget-mode line search
 
 from __future__ import annotations
 
+__all__ = [
+    "Run",
+    "PointOutcome",
+    "point_checks",
+    "solve_in_process",
+    "least_distortion_with_extras",
+    "MAX_LEAKAGE_ENTRIES",
+]
+
 import dataclasses
 import math
 import re
@@ -50,15 +59,6 @@ from privopt.solve.verification import (
     verify,
 )
 from privopt.status import Status
-
-__all__ = [
-    "Run",
-    "PointOutcome",
-    "point_checks",
-    "solve_in_process",
-    "least_distortion_with_extras",
-    "MAX_LEAKAGE_ENTRIES",
-]
 
 #: The leakage report is offered for mechanisms of at most this many entries.
 MAX_LEAKAGE_ENTRIES = 2**22

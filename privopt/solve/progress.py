@@ -18,14 +18,6 @@ its text bar.
 
 from __future__ import annotations
 
-import os
-import sys
-import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
-
-from privopt.errors import InputError
-
 __all__ = [
     "DELAY_S",
     "PROGRESS_ENV",
@@ -35,6 +27,14 @@ __all__ = [
     "points_progress",
     "design_progress",
 ]
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from privopt.errors import InputError
 
 #: Seconds of work before a bar appears (shorter work draws nothing).
 DELAY_S = 2.0

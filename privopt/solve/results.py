@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "RESULT_COLUMNS",
+    "ResultList",
+    "Attempt",
+    "CertificateReport",
+    "Curve",
+    "DesignResult",
+    "LeakageReport",
+    "LineSearchInfo",
+    "SolverRun",
+    "leakage_report",
+    "json_number",
+]
+
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,20 +34,6 @@ from privopt.status import Status
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-__all__ = [
-    "RESULT_COLUMNS",
-    "ResultList",
-    "Attempt",
-    "CertificateReport",
-    "Curve",
-    "DesignResult",
-    "LeakageReport",
-    "LineSearchInfo",
-    "SolverRun",
-    "leakage_report",
-    "json_number",
-]
 
 
 def json_number(value):

@@ -8,6 +8,8 @@ the notes the request and the notion have on the answer.
 
 from __future__ import annotations
 
+__all__ = ["run_design", "attach_notes"]
+
 import warnings
 from typing import TYPE_CHECKING
 
@@ -19,8 +21,6 @@ from privopt.solve.selection import choose_methods
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.methods.cvxpy_program.program import PrivacyProblem
-
-__all__ = ["run_design", "attach_notes"]
 
 
 def run_design(

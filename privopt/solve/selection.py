@@ -11,6 +11,8 @@ gives the chain explicitly. An unknown or inapplicable name is an error that lis
 
 from __future__ import annotations
 
+__all__ = ["MethodChain", "choose_methods", "applicable_methods", "why_not"]
+
 from collections.abc import Sequence
 
 from privopt.errors import InputError, close_matches
@@ -23,8 +25,6 @@ from privopt.methods.cvxpy_program.method import (
 from privopt.methods.symmetric.method import SOLVED_NOTIONS
 from privopt.request import DesignRequest
 from privopt.resources import format_bytes, max_memory, memory_reason
-
-__all__ = ["MethodChain", "choose_methods", "applicable_methods", "why_not"]
 
 
 class MethodChain(list):

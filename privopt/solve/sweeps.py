@@ -13,6 +13,8 @@ status ``error`` point by point, and every other chunk is kept.
 
 from __future__ import annotations
 
+__all__ = ["solve_sweep_points", "sweep_points", "sweep_in_chunks", "CHUNKS_PER_WORKER"]
+
 import concurrent.futures as cf
 import math
 import warnings
@@ -36,8 +38,6 @@ from privopt.solve.results import DesignResult
 from privopt.solve.run import attach_notes
 from privopt.solve.selection import choose_methods
 from privopt.status import Status
-
-__all__ = ["solve_sweep_points", "sweep_points", "sweep_in_chunks", "CHUNKS_PER_WORKER"]
 
 #: Chunks per worker when a sweep's ``chunk_size`` is chosen automatically.
 CHUNKS_PER_WORKER = 2

@@ -11,13 +11,6 @@ nats). Distortions have no unit.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterator, Mapping
-from typing import Any
-
-from privopt.errors import InputError, close_matches
-from privopt.measures import NATS_PER_BIT
-
 __all__ = [
     "UNITS",
     "check_unit",
@@ -28,6 +21,13 @@ __all__ = [
     "result_in_unit",
     "to_nats",
 ]
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from privopt.errors import InputError, close_matches
+from privopt.measures import NATS_PER_BIT
 
 #: The units of a level.
 UNITS = ("nats", "bits")

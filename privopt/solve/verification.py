@@ -27,6 +27,16 @@ Every answer is checked before it is returned, whatever method produced it:
 
 from __future__ import annotations
 
+__all__ = [
+    "Verified",
+    "verify",
+    "LEVEL_TOL",
+    "DISTORTION_TOL",
+    "OBJECTIVE_RTOL",
+    "level_tolerance",
+    "output_labels",
+]
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -40,16 +50,6 @@ from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.solve.results import CertificateReport
 from privopt.validation import LEVEL_TOL, OBJECTIVE_RTOL, level_tolerance
-
-__all__ = [
-    "Verified",
-    "verify",
-    "LEVEL_TOL",
-    "DISTORTION_TOL",
-    "OBJECTIVE_RTOL",
-    "level_tolerance",
-    "output_labels",
-]
 
 #: A level above ``ε + REPAIR_TOL·(1 + ε)`` is repaired (to within that much of ε), so that
 #: verified answers keep a margin inside :data:`LEVEL_TOL`.

@@ -35,6 +35,8 @@ objective is at most the chord. The search stops when the duality gap is below t
 
 from __future__ import annotations
 
+__all__ = ["joint_rate_distortion", "joint_distortion_rate", "JointLagrangian"]
+
 import math
 from typing import TYPE_CHECKING
 
@@ -46,8 +48,6 @@ from privopt.model import JointPrior
 
 if TYPE_CHECKING:
     from privopt.methods.base import Deadline
-
-__all__ = ["joint_rate_distortion", "joint_distortion_rate", "JointLagrangian"]
 
 #: Floor on ``ln W`` (an entry below e^-1e4 is 0 for every purpose).
 _LOG_FLOOR = -1e4

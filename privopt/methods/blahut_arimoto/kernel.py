@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+__all__ = ["Kernel", "SlopePoint", "mutual_information", "ba_gap", "BlasThreads", "TINY"]
+
 from dataclasses import dataclass
 
 import numpy as np
-
-__all__ = ["Kernel", "SlopePoint", "mutual_information", "ba_gap", "BlasThreads", "TINY"]
 
 #: Z values below this are recomputed in the log domain.
 TINY = 1e-280

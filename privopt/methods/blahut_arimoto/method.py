@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["BlahutArimoto", "MAX_ENTRIES"]
+
 import math
 from typing import TYPE_CHECKING
 
@@ -20,8 +22,6 @@ from privopt.status import Status
 
 if TYPE_CHECKING:
     from privopt.request import DesignRequest
-
-__all__ = ["BlahutArimoto", "MAX_ENTRIES"]
 
 #: Largest ``|X|·|U|`` handled (dense kernel and mechanism, ~8 bytes each, ×4).
 MAX_ENTRIES = 2**25

@@ -8,14 +8,14 @@ plain Blahut–Arimoto as the last resort. Also the slope derivative ``dD/ds`` f
 
 from __future__ import annotations
 
+__all__ = ["solve_slope", "slope_derivative", "solve_pd"]
+
 import numpy as np
 from scipy import linalg
 from scipy.linalg import blas
 
 from privopt.methods.base import Deadline
 from privopt.methods.blahut_arimoto.kernel import Kernel, ba_gap
-
-__all__ = ["solve_slope", "slope_derivative", "solve_pd"]
 
 
 def solve_pd(H: np.ndarray, rhs: np.ndarray) -> np.ndarray:

@@ -49,6 +49,8 @@ this module is that scheme, made exact and certified:
 
 from __future__ import annotations
 
+__all__ = ["rate_distortion", "distortion_rate", "RateDistortionSolution"]
+
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -71,8 +73,6 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from privopt.model import Distortion, Prior
-
-__all__ = ["rate_distortion", "distortion_rate", "RateDistortionSolution"]
 
 
 @dataclass

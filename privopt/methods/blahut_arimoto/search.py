@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["RateDistortion", "search", "warm_start_data", "initial_slope"]
+
 import dataclasses
 from typing import TYPE_CHECKING
 
@@ -13,8 +15,6 @@ from privopt.methods.blahut_arimoto.kernel import Kernel, SlopePoint, mutual_inf
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-__all__ = ["RateDistortion", "search", "warm_start_data", "initial_slope"]
 
 
 class RateDistortion:

@@ -24,13 +24,13 @@ whose coefficient has the wrong sign) is repaired before the bound is taken.
 
 from __future__ import annotations
 
+__all__ = ["lagrangian_bound", "SEARCH_GAP"]
+
 import cvxpy as cp
 import numpy as np
 
 from privopt.methods.cvxpy_program.program import PrivacyProblem
 from privopt.notions.base import LagrangeContext, LagrangeTerms, dual_array
-
-__all__ = ["lagrangian_bound", "SEARCH_GAP"]
 
 #: The multipliers are searched (scaled) only when the first bound leaves a relative gap
 #: above this (half the certification tolerance: below it the answer is certified already).

@@ -14,6 +14,16 @@ cvxpy's own ``installed_solvers()``).
 
 from __future__ import annotations
 
+__all__ = [
+    "CvxpyMethod",
+    "CVXPY_CHAINS",
+    "CVXPY_SOLVERS",
+    "LAST_RESORT_SOLVERS",
+    "TIME_LIMIT_OPTIONS",
+    "exp_cone_solvers",
+    "installed_cvxpy_solvers",
+]
+
 import math
 import time
 import warnings
@@ -37,16 +47,6 @@ from privopt.status import Status
 if TYPE_CHECKING:
     from privopt.methods.cvxpy_program.program import PrivacyProblem
     from privopt.request import DesignRequest
-
-__all__ = [
-    "CvxpyMethod",
-    "CVXPY_CHAINS",
-    "CVXPY_SOLVERS",
-    "LAST_RESORT_SOLVERS",
-    "TIME_LIMIT_OPTIONS",
-    "exp_cone_solvers",
-    "installed_cvxpy_solvers",
-]
 
 #: The cvxpy solvers tried by default, in order, per kind of program (later ones are fallbacks).
 CVXPY_CHAINS = {

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
+__all__ = ["program_multipliers"]
+
 import numpy as np
 
 from privopt.methods.cvxpy_program.program import PrivacyProblem
 from privopt.methods.multipliers import Multipliers
 from privopt.notions.base import dual_array
-
-__all__ = ["program_multipliers"]
 
 
 def program_multipliers(

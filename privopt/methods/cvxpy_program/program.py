@@ -14,6 +14,8 @@ objective subject to ``E[d] ≤ D`` for notions with a convex level objective.
 
 from __future__ import annotations
 
+__all__ = ["PrivacyProblem", "build_problem"]
+
 import dataclasses
 import time
 from typing import TYPE_CHECKING
@@ -30,8 +32,6 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from privopt.model import Distortion, JointPrior, Prior
-
-__all__ = ["PrivacyProblem", "build_problem"]
 
 
 class PrivacyProblem:

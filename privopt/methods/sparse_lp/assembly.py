@@ -10,6 +10,8 @@ triplets and converted once to CSC.
 
 from __future__ import annotations
 
+__all__ = ["LinearProgram", "RowBuilder"]
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,8 +22,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from numpy.typing import ArrayLike
-
-__all__ = ["LinearProgram", "RowBuilder"]
 
 
 @dataclass

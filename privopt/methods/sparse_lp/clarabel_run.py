@@ -12,6 +12,8 @@ point on an 8 × 8 map (164,160 rows).
 
 from __future__ import annotations
 
+__all__ = ["run_clarabel"]
+
 import time
 
 import numpy as np
@@ -19,8 +21,6 @@ import scipy.sparse as sp
 
 from privopt.methods.sparse_lp.assembly import LinearProgram
 from privopt.methods.sparse_lp.highs import HighsRun
-
-__all__ = ["run_clarabel"]
 
 
 def run_clarabel(lp: LinearProgram, tol: float, time_limit: float | None = None) -> HighsRun:

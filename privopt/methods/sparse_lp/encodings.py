@@ -9,6 +9,15 @@ linear notion with a sparse-LP path is one more class here, registered with
 
 from __future__ import annotations
 
+__all__ = [
+    "ENCODINGS",
+    "WARM_SIMPLEX_ENTRIES",
+    "register_encoding",
+    "FullLP",
+    "ReducedLP",
+    "Encoding",
+]
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,15 +30,6 @@ from privopt.model import NeighborRelation
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.request import DesignRequest
-
-__all__ = [
-    "ENCODINGS",
-    "WARM_SIMPLEX_ENTRIES",
-    "register_encoding",
-    "FullLP",
-    "ReducedLP",
-    "Encoding",
-]
 
 
 @dataclass

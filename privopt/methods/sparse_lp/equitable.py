@@ -44,6 +44,8 @@ never a wrong certificate.
 
 from __future__ import annotations
 
+__all__ = ["EquitablePartition", "equitable_partition", "refine", "quantise", "symbol_classes"]
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,8 +53,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from privopt.methods.sparse_lp.assembly import LinearProgram
-
-__all__ = ["EquitablePartition", "equitable_partition", "refine", "quantise", "symbol_classes"]
 
 #: Mantissa bits kept when values are compared (2⁻⁴⁰ ≈ 1e-12 relative).
 MANTISSA_BITS = 40

@@ -9,6 +9,8 @@ residual is above round-off is polished by a sparse LU solve of its basis.
 
 from __future__ import annotations
 
+__all__ = ["HighsRun", "run_highs", "highs_model", "HIGHS_METHODS"]
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,8 +22,6 @@ import numpy as np
 from privopt.errors import InputError
 from privopt.methods._native import silence_highs_banner
 from privopt.methods.sparse_lp.assembly import LinearProgram
-
-__all__ = ["HighsRun", "run_highs", "highs_model", "HIGHS_METHODS"]
 
 #: HiGHS algorithms offered: dual simplex, interior point (with or without crossover), PDLP.
 HIGHS_METHODS = ("simplex", "ipm", "pdlp")

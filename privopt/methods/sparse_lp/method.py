@@ -22,6 +22,15 @@ checks the gap like any other answer.
 
 from __future__ import annotations
 
+__all__ = [
+    "SparseLP",
+    "solve_point",
+    "full_program",
+    "MAX_VARIABLES",
+    "MAX_DENSE",
+    "WARM_SIMPLEX_ENTRIES",
+]
+
 import math
 import time
 from typing import TYPE_CHECKING
@@ -67,15 +76,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from privopt.methods.sparse_lp.highs import HighsRun
-
-__all__ = [
-    "SparseLP",
-    "solve_point",
-    "full_program",
-    "MAX_VARIABLES",
-    "MAX_DENSE",
-    "WARM_SIMPLEX_ENTRIES",
-]
 
 #: Largest ``|supp p|·|U|`` handled (mechanism variables).
 MAX_VARIABLES = 2**21

@@ -26,6 +26,8 @@ bounds as soon as the level moves.
 
 from __future__ import annotations
 
+__all__ = ["lp_multipliers"]
+
 import numpy as np
 
 from privopt.methods.multipliers import Multipliers
@@ -37,8 +39,6 @@ from privopt.methods.sparse_lp.encodings import (
     PairRatios,
 )
 from privopt.model import NeighborRelation
-
-__all__ = ["lp_multipliers"]
 
 
 def lp_multipliers(

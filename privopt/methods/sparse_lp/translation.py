@@ -10,6 +10,8 @@ the form ``W[x,u] = f(u − x)`` (convexity and invariance), so the LP shrinks e
 
 from __future__ import annotations
 
+__all__ = ["Translations", "TranslationInvariantMechanism", "translation_group", "first_row"]
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,8 +24,6 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
 
     from privopt.model import JointPrior, Prior
-
-__all__ = ["Translations", "TranslationInvariantMechanism", "translation_group", "first_row"]
 
 #: Largest alphabet whose distortion matrix is compared entry by entry for invariance (the
 #: database Hamming distortion is recognised without a matrix).

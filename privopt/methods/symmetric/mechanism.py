@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["SymmetricMechanism", "MAX_DENSE", "MAX_DENSE_ROW"]
+
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,8 +22,6 @@ from privopt.model import DatabasePrior
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
-
-__all__ = ["SymmetricMechanism", "MAX_DENSE", "MAX_DENSE_ROW"]
 
 #: Largest ``m**n`` for which the dense mechanism is returned in an answer.
 MAX_DENSE = 4096

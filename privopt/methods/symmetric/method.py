@@ -52,6 +52,8 @@ closed forms ≤ 1e-13; n = 100 in 0.5 s when its 176,851 orbits are re-measured
 
 from __future__ import annotations
 
+__all__ = ["Symmetric", "MAX_VERIFY_ORBITS", "SOLVED_NOTIONS"]
+
 import math
 import time
 from typing import TYPE_CHECKING
@@ -73,8 +75,6 @@ from privopt.status import Status
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from privopt.model import JointPrior, Prior
     from privopt.request import DesignRequest
-
-__all__ = ["Symmetric", "MAX_VERIFY_ORBITS", "SOLVED_NOTIONS"]
 
 #: The notions the reduction solves (canonical names; aliases resolve through
 #: :func:`privopt.notions.get_notion`).

@@ -8,6 +8,8 @@ weights, with log-domain group sums.
 
 from __future__ import annotations
 
+__all__ = ["MAX_ORBITS", "OrbitTable", "orbit_count", "joint_types", "log_prior_power"]
+
 import itertools
 import math
 
@@ -15,8 +17,6 @@ import numpy as np
 from scipy.special import gammaln
 
 from privopt.errors import InputError
-
-__all__ = ["MAX_ORBITS", "OrbitTable", "orbit_count", "joint_types", "log_prior_power"]
 
 #: Largest number of orbits (joint types) that is enumerated.
 MAX_ORBITS = 4_000_000

@@ -8,6 +8,13 @@ PD-MIP (Wang, Ying & Zhang 2016) reduce exactly to one row (the proof is in
 
 from __future__ import annotations
 
+__all__ = [
+    "single_row_lp",
+    "rate_distortion_hamming",
+    "one_row_mutual_information",
+    "MAX_RAY_SUPPORT",
+]
+
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,13 +27,6 @@ from privopt.validation import check_level, check_number
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from numpy.typing import ArrayLike
-
-__all__ = [
-    "single_row_lp",
-    "rate_distortion_hamming",
-    "one_row_mutual_information",
-    "MAX_RAY_SUPPORT",
-]
 
 #: Largest support size for the ray formulation of the one-row LP (2^k − 1 columns).
 MAX_RAY_SUPPORT = 12

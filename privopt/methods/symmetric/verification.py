@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["verify_symmetric", "SOLVED_NOTIONS"]
+
 from typing import Any
 
 import numpy as np
@@ -19,8 +21,6 @@ from privopt.methods.symmetric.orbits import (
 from privopt.methods.symmetric.single_letter import one_row_mutual_information
 from privopt.model import DatabasePrior
 from privopt.notions import get_notion
-
-__all__ = ["verify_symmetric", "SOLVED_NOTIONS"]
 
 
 def _orbit_measures(mech: SymmetricMechanism, prior: DatabasePrior, notion: str) -> dict:
