@@ -367,12 +367,8 @@ def randomized_function_of_gain(
 
     Parameters
     ----------
-    prior : Prior, JointPrior, DatabasePrior or array_like
-        The prior of the secret; a plain pmf (1-D, non-negative, summing to 1) is read as a
-        single secret.
-    mechanism : Mechanism or array_like
-        Row-stochastic ``W[y, u] = p(u|y)``: one row per input of the prior, one column per
-        output.
+    prior, mechanism
+        As in :func:`randomized_function_leakage_per_output`.
     gain : array_like
         ``g[x, x̂] ≥ 0``: finite, shape ``(|X|, |X̂|)`` (rows: every secret).
     output : int

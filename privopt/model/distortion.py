@@ -188,11 +188,9 @@ class Distortion:
         Parameters
         ----------
         size : int, optional
-            Number of symbols ``k ≥ 1``. Required without ``values``; with them, optional
-            and then equal to their number.
+            As in :meth:`absolute`.
         values : array_like, optional
-            The symbols' values ``v_0, …, v_{k−1}``: a flat list of finite real numbers.
-            Default: ``0, 1, …, size − 1``.
+            As in :meth:`absolute`.
 
         Returns
         -------
@@ -238,10 +236,8 @@ class Distortion:
 
         Parameters
         ----------
-        m : int
-            Row alphabet size ``|D| ≥ 2``.
-        n : int
-            Number of rows, ``≥ 1``.
+        m, n : int
+            As in :class:`~privopt.model.HammingNeighbors`.
 
         Returns
         -------

@@ -30,7 +30,7 @@ from functools import cached_property
 import numpy as np
 
 from privopt.errors import InputError, close_matches
-from privopt.model.neighbors import NeighborRelation
+from privopt.model.neighbors import NeighborRelation, pairs_within
 from privopt.resources import check_allocation
 
 #: Norms accepted by :meth:`Metric.from_points`.
@@ -82,9 +82,7 @@ class MetricPairs(NeighborRelation):
             On the same ``size`` secrets (not renumbered) and of the same ``kind``, with the
             kept pairs and their weights.
         """
-        mask = np.zeros(self.size, dtype=bool)
-        mask[keep] = True
-        sel = mask[self.left] & mask[self.right]
+        sel = pairs_within(self.size, self.left, self.right, keep)
         return MetricPairs(self.size, self.left[sel], self.right[sel], self.weights[sel], self.kind)
 
     def relabelled(self, keep: np.ndarray) -> MetricPairs:

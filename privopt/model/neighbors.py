@@ -12,6 +12,7 @@ __all__ = [
     "HammingNeighbors",
     "NeighborRelation",
     "hamming_neighbors",
+    "pairs_within",
     "all_pairs",
     "NEIGHBOR_KINDS",
 ]
@@ -29,6 +30,28 @@ if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
 NEIGHBOR_KINDS = ("hamming", "all")
+
+
+def pairs_within(size: int, left: np.ndarray, right: np.ndarray, keep: ArrayLike) -> np.ndarray:
+    """Which of the pairs ``(left[i], right[i])`` have both ends in ``keep``.
+
+    Parameters
+    ----------
+    size : int
+        The number of elements the pairs are on.
+    left, right : numpy.ndarray
+        The pairs' ends, integers in ``0 … size − 1``.
+    keep : array_like
+        The elements kept: a boolean mask of length ``size``, or integer indices.
+
+    Returns
+    -------
+    numpy.ndarray
+        A boolean mask over the pairs.
+    """
+    mask = np.zeros(size, dtype=bool)
+    mask[keep] = True
+    return mask[left] & mask[right]
 
 
 class NeighborRelation:
@@ -100,9 +123,7 @@ class NeighborRelation:
             On the same ``size`` inputs (not renumbered) and of the same ``kind``, with the
             pairs of kept inputs only.
         """
-        mask = np.zeros(self.size, dtype=bool)
-        mask[keep] = True
-        sel = mask[self.left] & mask[self.right]
+        sel = pairs_within(self.size, self.left, self.right, keep)
         return NeighborRelation(self.size, self.left[sel], self.right[sel], self.kind)
 
     @classmethod
@@ -206,10 +227,8 @@ def hamming_neighbors(m: int, n: int) -> HammingNeighbors:
 
     Parameters
     ----------
-    m : int
-        Row alphabet size ``|D| ≥ 2``.
-    n : int
-        Number of rows, ``≥ 1``.
+    m, n : int
+        As in :class:`HammingNeighbors`.
 
     Returns
     -------

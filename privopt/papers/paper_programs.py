@@ -249,14 +249,8 @@ def distance_profile_closed_form(
 
     Parameters
     ----------
-    m, n : int
-        Row alphabet size (``m ≥ 2``) and number of rows.
-    eps : float
-        Privacy level ``ε ≥ 0``.
-    levels : int, optional
-        The last distance ``L`` kept (default ``n``).
-    mass : float
-        The total mass ``Σ P_l`` (default 1).
+    m, n, eps, levels, mass
+        As in :func:`distance_profile_lp`.
 
     Returns
     -------
