@@ -10,13 +10,13 @@ import contextlib
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from privopt._io import check_output_path, same_output
 from privopt.errors import InputError
 
 from ._output import _fmt, _note
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.io.files import ProblemSpec
     from privopt.methods.base import Deadline

@@ -10,13 +10,12 @@ import math
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privopt._io import escape_text
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.io.files import ProblemSpec
 

@@ -4,6 +4,7 @@ limit, side by side (:mod:`privopt.comparison`)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from privopt._io import escape_text
 from privopt.errors import InputError
@@ -11,7 +12,6 @@ from privopt.errors import InputError
 from ._common import _about, _as_option, _check_outputs, load_problem
 from ._output import _fmt, _header, _lines, _note, _print_json, _wrote
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.comparison import Comparison
     from privopt.io.files import ProblemSpec

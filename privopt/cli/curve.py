@@ -16,7 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,7 +37,6 @@ from ._common import (
 )
 from ._output import _csv_value, _fmt, _header, _lines, _note, _print_json, _wrote
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.io.files import ProblemSpec
     from privopt.methods.base import Deadline

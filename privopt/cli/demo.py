@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,7 +19,6 @@ from ._output import _fmt, _note, _print_json
 from .curve import _curve_records, _note_time_limit, _plot, _run_sweep
 from .solve import _solve_spec, _solve_text
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.io.files import ProblemSpec
 

@@ -8,7 +8,7 @@ import csv
 import math
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,7 +42,6 @@ from ._output import (
     _wrote,
 )
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without the import
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.io.files import ProblemSpec
 
