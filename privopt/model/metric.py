@@ -74,7 +74,7 @@ class MetricPairs(NeighborRelation):
         Parameters
         ----------
         keep : numpy.ndarray
-            The secrets kept: a boolean mask of length ``size``, or integer indices.
+            As in :meth:`NeighborRelation.restricted <privopt.model.NeighborRelation.restricted>`.
 
         Returns
         -------
