@@ -7,6 +7,7 @@ resolve, its install and test commands are the ones CI runs, and no page include
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import os
 import re
@@ -195,3 +196,22 @@ def test_the_api_index_lists_every_public_name():
     index = (ROOT / "docs" / "api" / "index.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"\[`po\.(\w+)`\]\[", index))
     assert listed == set(privopt.__all__), sorted(listed ^ set(privopt.__all__))
+
+
+def test_api_pages_show_the_docstring_sections_completed_at_import(monkeypatch):
+    """An override's docstring leaves out the Parameters its base documents; Python completes
+    it at import (privopt._docstrings) and the docs extension renders the completed one."""
+    griffe = pytest.importorskip("griffe")
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "_hooks"))
+    from runtime_docstrings import RuntimeDocstrings
+
+    path = "notions.maximal_alpha_leakage.MaximalAlphaLeakage.measure"
+    source = griffe.load("privopt", search_paths=[str(ROOT)])[path].docstring.value
+    assert "Parameters" not in source  # else this test checks nothing
+    extensions = griffe.load_extensions(RuntimeDocstrings())
+    package = griffe.load("privopt", extensions=extensions, search_paths=[str(ROOT)])
+    from privopt.notions.maximal_alpha_leakage import MaximalAlphaLeakage
+
+    rendered = package[path].docstring.value
+    assert "Parameters" in rendered and "**options" in rendered
+    assert rendered == inspect.getdoc(MaximalAlphaLeakage.measure)
