@@ -160,10 +160,14 @@ def comparison_table(data: dict) -> str:
     Parameters
     ----------
     data : dict
+        The comparison's plain values (its level, the Laplace level and one row per
+        mechanism).
 
     Returns
     -------
     str
+        A heading line, one line per mechanism, the optimal loss as a share of the others'
+        and a key to the columns.
     """
 
     def shown(value) -> str:
