@@ -86,6 +86,8 @@ class MechanismSummary:
         Returns
         -------
         dict
+            ``mechanism`` (the name), ``quality_loss``, ``adversary_error`` and
+            ``metric_level``.
         """
         return {
             "mechanism": self.name,
@@ -135,6 +137,8 @@ class LaplaceComparison:
         Returns
         -------
         dict
+            ``epsilon``, ``laplace_epsilon``, ``status``, ``lower_bound`` and ``mechanisms``,
+            one :meth:`MechanismSummary.to_dict` per mechanism, optimal first.
         """
         return {
             "epsilon": self.epsilon,
