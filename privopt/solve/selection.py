@@ -309,7 +309,10 @@ def named_methods(
         For a name that is not a string or not a method's, or a method that does not apply
         to ``request`` (its reason, and the methods that apply).
     """
-    applicable = ", ".join(applicable_methods(request, limit)) or "none"
+
+    def applicable() -> str:  # for the errors only: it asks every method about the request
+        return ", ".join(applicable_methods(request, limit)) or "none"
+
     chosen: list[Method] = []
     for name in names:
         if not isinstance(name, str):
@@ -317,7 +320,7 @@ def named_methods(
         method = lookup(name)
         if method is None:
             raise InputError(
-                f"unknown solver {name!r}; for this request use one of: {applicable} "
+                f"unknown solver {name!r}; for this request use one of: {applicable()} "
                 "(all methods: privopt solvers)",
                 field,
                 suggestions=close_matches(name, applicable_methods(request, limit))
@@ -327,7 +330,7 @@ def named_methods(
         if reason is not None:
             raise InputError(
                 f"{method.name} does not apply to this request ({reason}); use one of: "
-                f"{applicable}",
+                f"{applicable()}",
                 field,
             )
         if method not in chosen:
