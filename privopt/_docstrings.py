@@ -5,18 +5,30 @@ base class documents. Its own docstring says what it does (with the paper it fol
 numpy sections it does not write (``Parameters``, ``Returns``) are copied from the method it
 overrides when the class is created (:func:`complete_overrides`, called by the base classes'
 ``__init_subclass__``), so that ``help()`` and :func:`inspect.getdoc` show a whole numpy
-docstring without the same paragraphs written again in every subclass.
+docstring without the same paragraphs written again in every subclass. Sibling functions
+that take the same arguments share their ``Parameters`` and ``Raises`` the same way
+(:func:`sections_of`).
 """
 
 from __future__ import annotations
 
-__all__ = ["INHERITED_SECTIONS", "complete_overrides", "completed_docstring", "numpy_sections"]
+__all__ = [
+    "INHERITED_SECTIONS",
+    "complete_overrides",
+    "completed_docstring",
+    "numpy_sections",
+    "sections_of",
+]
 
 import inspect
+from collections.abc import Callable
+from typing import TypeVar
 
 #: The sections an override takes from its base when it does not write them (``Raises`` is
 #: never taken: a base that raises ``NotImplementedError`` says so for itself only).
 INHERITED_SECTIONS = ("Parameters", "Returns")
+#: The order of the numpy sections a docstring is completed with.
+_ORDER = {title: i for i, title in enumerate(("Parameters", "Returns", "Yields", "Raises"))}
 
 
 def numpy_sections(doc: str) -> tuple[str, dict[str, str]]:
@@ -47,9 +59,12 @@ def numpy_sections(doc: str) -> tuple[str, dict[str, str]]:
     return head, sections
 
 
-def completed_docstring(own: str | None, base: str | None) -> str | None:
-    """An override's docstring with the :data:`INHERITED_SECTIONS` it leaves out taken from
-    the docstring of the method it overrides.
+def completed_docstring(
+    own: str | None, base: str | None, titles: tuple[str, ...] = INHERITED_SECTIONS
+) -> str | None:
+    """An override's docstring with the sections ``titles`` (by default the
+    :data:`INHERITED_SECTIONS`) it leaves out taken from the docstring of the method it
+    overrides.
 
     Parameters
     ----------
@@ -57,13 +72,15 @@ def completed_docstring(own: str | None, base: str | None) -> str | None:
         The override's docstring (``None`` for none: then the base's is taken whole).
     base : str or None
         The overridden method's docstring.
+    titles : tuple of str
+        The sections taken from ``base``, in the order they are written.
 
     Returns
     -------
     str or None
-        The override's text, then ``Parameters`` and ``Returns`` (its own, or else the
-        base's), then its other sections; ``own`` unchanged when it leaves out nothing
-        the base has.
+        The override's text and its sections with those of ``titles`` it leaves out taken
+        from ``base`` (``Parameters``, ``Returns``, ``Yields``, ``Raises`` first, in that
+        order); ``own`` unchanged when it leaves out nothing the base has.
     """
     if base is None:
         return own
@@ -71,15 +88,43 @@ def completed_docstring(own: str | None, base: str | None) -> str | None:
         return inspect.cleandoc(base)
     head, sections = numpy_sections(own)
     _, inherited = numpy_sections(base)
-    if all(title in sections or title not in inherited for title in INHERITED_SECTIONS):
+    if all(title in sections or title not in inherited for title in titles):
         return own
-    parts = [head]
-    for title in INHERITED_SECTIONS:
-        section = sections.pop(title, None) or inherited.get(title)
-        if section is not None:
-            parts.append(section)
-    parts.extend(sections.values())
-    return "\n\n".join(parts)
+    for title in titles:
+        if title not in sections and title in inherited:
+            sections[title] = inherited[title]
+    # numpy's order for the sections it names (the others after them, as they stand)
+    ordered = sorted(sections, key=lambda title: _ORDER.get(title, len(_ORDER)))
+    return "\n\n".join([head, *(sections[title] for title in ordered)])
+
+
+_Function = TypeVar("_Function", bound=Callable)
+
+
+def sections_of(
+    source: Callable, titles: tuple[str, ...] = ("Parameters", "Raises")
+) -> Callable[[_Function], _Function]:
+    """A decorator for a function that takes the same arguments as ``source`` (a sibling, not
+    an override): the sections ``titles`` its docstring leaves out are ``source``'s.
+
+    Parameters
+    ----------
+    source : callable
+        The function whose docstring writes the shared sections.
+    titles : tuple of str
+        The sections shared (default ``Parameters`` and ``Raises``).
+
+    Returns
+    -------
+    callable
+        A decorator setting the decorated function's ``__doc__`` and returning the function.
+    """
+
+    def decorate(function: _Function) -> _Function:
+        function.__doc__ = completed_docstring(function.__doc__, source.__doc__, titles)
+        return function
+
+    return decorate
 
 
 def complete_overrides(cls: type) -> None:

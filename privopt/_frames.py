@@ -75,10 +75,13 @@ def html_value(value: Any) -> str:
     Parameters
     ----------
     value : object
+        The cell: ``None`` (shown ``—``), a bool (``yes``/``no``), a number or anything
+        shown by its ``str``.
 
     Returns
     -------
     str
+        The cell's HTML text.
     """
     if value is None:
         return "—"

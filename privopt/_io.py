@@ -41,6 +41,7 @@ __all__ = [
     "atomic_write",
     "atomic_stream",
     "escape_text",
+    "file_kind",
 ]
 
 import contextlib
@@ -97,21 +98,33 @@ def max_file_bytes() -> int:
     return value
 
 
-def _kind_of(mode: int) -> str | None:
-    """What a non-regular file is (``None`` for a regular file)."""
+#: What a file that is not a regular one is, by its ``st_mode`` test.
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str | None:
+    """What a non-regular file is, for messages.
+
+    Parameters
+    ----------
+    mode : int
+        An ``st_mode`` (of :func:`os.stat`, or of :func:`os.lstat`, which sees links).
+
+    Returns
+    -------
+    str or None
+        ``None`` for a regular file, else e.g. ``"a directory"`` or ``"a named pipe (FIFO)"``.
+    """
     if stat.S_ISREG(mode):
         return None
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+    return next((kind for test, kind in _FILE_KINDS if test(mode)), "a special file")
 
 
 def _size_text(n: int) -> str:
@@ -157,7 +170,7 @@ def read_input_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
     name = os.fspath(path)
     limit = max_file_bytes() if limit is None else int(limit)
     try:
-        kind = _kind_of(os.stat(name).st_mode)  # refuse devices without opening them
+        kind = file_kind(os.stat(name).st_mode)  # refuse devices without opening them
     except OSError as exc:
         raise InputError(f"{name}: cannot read the file: {exc.strerror or exc}") from None
     if kind is not None:
@@ -171,7 +184,7 @@ def read_input_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
         raise InputError(f"{name}: cannot read the file: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
-        kind = _kind_of(info.st_mode)
+        kind = file_kind(info.st_mode)
         if kind is not None:  # replaced between the stat and the open
             raise InputError(f"{name}: is {kind}, not a regular file; privopt reads only files")
         if info.st_size > limit:
@@ -402,7 +415,7 @@ def check_output_path(
         raise InputError(f"{name!r} is a directory; give a file name", option)
     for candidate in (name, real):  # what the path leads to, links followed
         try:
-            kind = _kind_of(os.stat(candidate).st_mode)
+            kind = file_kind(os.stat(candidate).st_mode)
         except OSError:  # not there yet
             continue
         if kind is not None:

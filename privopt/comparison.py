@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privopt._frames import frame, html_table
-from privopt.errors import InputError, PrivoptError, close_matches
+from privopt.errors import InputError, PrivoptError
 from privopt.status import Status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -458,9 +458,8 @@ def _agreement(rows: list[dict]) -> tuple[float | None, str | None]:
 
 def _chosen_methods(request, methods, limit: float) -> list[str]:
     """The methods to run: those named (checked), or every one that applies."""
-    from privopt.methods import METHODS, lookup
     from privopt.solve.driver import scaled_request
-    from privopt.solve.selection import applicable_methods, why_not
+    from privopt.solve.selection import applicable_methods, named_methods
 
     scaled = scaled_request(request)[0]  # as the driver hands it to the methods
     applicable = applicable_methods(scaled, limit)
@@ -475,25 +474,7 @@ def _chosen_methods(request, methods, limit: float) -> list[str]:
     names = [methods] if isinstance(methods, str) else list(methods)
     if not names:
         raise InputError("an empty list of methods: give at least one, or None for all", "methods")
-    chosen: list[str] = []
-    for name in names:
-        method = lookup(name) if isinstance(name, str) else None
-        if method is None:
-            raise InputError(
-                f"unknown method {name!r}; for this request: {', '.join(applicable) or 'none'}",
-                "methods",
-                suggestions=close_matches(name, applicable) or close_matches(name, METHODS),
-            )
-        reason = why_not(method, scaled, limit)
-        if reason is not None:
-            raise InputError(
-                f"{method.name} does not apply to this request ({reason}); for this request: "
-                f"{', '.join(applicable) or 'none'}",
-                "methods",
-            )
-        if method.name not in chosen:
-            chosen.append(method.name)
-    return chosen
+    return [method.name for method in named_methods(scaled, names, limit, "methods")]
 
 
 def _describe(prior, distortion) -> str:

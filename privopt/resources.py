@@ -24,7 +24,7 @@ over the pair rows). A method run in a child process (:mod:`privopt.solve.isolat
 held to the bound by its address-space limit; one run in the caller's process is trusted to
 its estimate.
 
-This module imports only :mod:`privopt.errors`.
+This module imports only :mod:`privopt.errors` (and :mod:`privopt._docstrings`).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ import math
 import os
 import re
 
+from privopt._docstrings import sections_of
 from privopt.errors import InputError
 
 #: The default memory bound of one request (bytes).
@@ -106,19 +107,12 @@ def all_pairs(request) -> bool:
     )
 
 
+@sections_of(all_pairs, ("Parameters", "Returns"))
 def dense_pair_columns(request) -> bool:
     """Whether ``request``'s privacy rows are one row per pair of inputs (dp,
     identifiability, metric privacy), so that the block interior point holds a dense
     ``|X| × |X|`` normal matrix per output column; dp and identifiability over all pairs
     are written with one auxiliary per column instead (:func:`all_pairs`).
-
-    Parameters
-    ----------
-    request : DesignRequest
-
-    Returns
-    -------
-    bool
     """
     return request.notion.name in PAIR_NOTIONS and not all_pairs(request)
 

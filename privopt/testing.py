@@ -61,9 +61,11 @@ class Checked:
     Attributes
     ----------
     notion : str
+        The notion checked.
     kind : str
         The kind of prior (a key of :data:`~privopt.solve.method_notions.PRIOR_KINDS`).
     epsilon : float
+        The level of the request (nats).
     distortion : float
         The optimum found.
     method : str

@@ -64,7 +64,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from privopt._io import atomic_write, check_output_path, read_input_file
+from privopt._io import atomic_write, check_output_path, file_kind, read_input_file
 from privopt.errors import InputError, PrivoptError
 from privopt.io.files import ReferencedFile, parse_problem, read_referenced_files, read_toml
 from privopt.status import Status
@@ -337,6 +337,14 @@ class _Loaded:
     damage: list = field(default_factory=list)  # one phrase per problem found
     cut_tail: bool = False  # the last line had no line end (a write cut short)
 
+    def read(self, name: str) -> bytes | None:
+        """The bytes of the file ``name``, or ``None`` with why not recorded as damage."""
+        try:
+            return read_input_file(name, MAX_RESULTS_BYTES)
+        except InputError as exc:
+            self.damage.append(str(exc))
+            return None
+
 
 def _not_results(name: str) -> InputError:
     return InputError(
@@ -357,10 +365,8 @@ def _load_table(name: str) -> _Loaded:
     loaded = _Loaded()
     if not os.path.lexists(name):
         return loaded
-    try:
-        data = read_input_file(name, MAX_RESULTS_BYTES)
-    except InputError as exc:
-        loaded.damage.append(str(exc))
+    data = loaded.read(name)
+    if data is None:
         return loaded
     if name.lower().endswith(".parquet"):
         _, pq = _parquet()
@@ -524,12 +530,10 @@ def _load_journal(name: str) -> _Loaded:
         loaded.damage.append(f"cannot be read: {exc.strerror or exc}")
         return loaded
     if not stat.S_ISREG(info.st_mode):
-        loaded.damage.append(f"{_kind(info.st_mode)}, not a regular file")
+        loaded.damage.append(f"{file_kind(info.st_mode)}, not a regular file")
         return loaded
-    try:
-        data = read_input_file(name, MAX_RESULTS_BYTES)
-    except InputError as exc:
-        loaded.damage.append(str(exc))
+    data = loaded.read(name)
+    if data is None:
         return loaded
     lines = data.split(b"\n")
     tail = lines.pop()  # after the last line end: empty unless a write was cut short
@@ -553,18 +557,6 @@ def _load_journal(name: str) -> _Loaded:
 
 def _line_problem(exc: ValueError) -> str:
     return str(exc) if isinstance(exc, _BadCell) else "not a JSON object"
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device"
 
 
 def _set_aside(name: str) -> str:

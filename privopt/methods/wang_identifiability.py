@@ -54,14 +54,9 @@ class WangIdentifiability(Method):
         return None
 
     def solves_budget(self, request: DesignRequest) -> bool:
-        """Never: the closed form answers ε points only.
-
-        Returns
-        -------
-        bool
-            Always ``False``; budget mode goes through the driver's line search.
-        """
-        return False  # ε points only; budget mode goes through the driver's line search
+        """Never: the closed form answers ε points only; budget mode goes through the
+        driver's line search."""
+        return False
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
         """Always picked where it applies: the closed form is exact, and steps aside below

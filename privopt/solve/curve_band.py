@@ -990,6 +990,8 @@ class CurveBand:
         Returns
         -------
         dict
+            The band's figures (its mode, unit, widths, tolerance, points, whether it met the
+            tolerance, the wide cells) and ``rows``, its :meth:`to_records`.
         """
         return {
             "mode": self.mode,

@@ -488,14 +488,17 @@ def check_points(value: object) -> int:
     Parameters
     ----------
     value : object
+        The ``max_points`` given.
 
     Returns
     -------
     int
+        ``value`` as a Python int.
 
     Raises
     ------
     InputError
+        For a bool, a non-integer or an integer below 2 (field ``max_points``).
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
         raise InputError(f"expected an integer >= 2, got {value!r}", "max_points")

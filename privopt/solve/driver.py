@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from privopt._docstrings import sections_of
 from privopt.errors import (
     InfeasibleError,
     InputError,
@@ -285,6 +286,7 @@ def solve_request(
     return _unscaled_result(result, request, scale)
 
 
+@sections_of(solve_request, ("Returns", "Raises"))
 def solve_unscaled(
     request: DesignRequest,
     chain: Sequence[Method],
@@ -323,14 +325,6 @@ def solve_unscaled(
     max_memory : float, optional
         The memory bound (bytes) of a method run in a child process (default
         :func:`privopt.resources.max_memory`).
-
-    Returns
-    -------
-    DesignResult
-
-    Raises
-    ------
-    InfeasibleError, SolverError
     """
     start = time.perf_counter()
     run = Run(

@@ -86,6 +86,8 @@ class MechanismSummary:
         Returns
         -------
         dict
+            ``mechanism`` (the name), ``quality_loss``, ``adversary_error`` and
+            ``metric_level``.
         """
         return {
             "mechanism": self.name,
@@ -135,6 +137,8 @@ class LaplaceComparison:
         Returns
         -------
         dict
+            ``epsilon``, ``laplace_epsilon``, ``status``, ``lower_bound`` and ``mechanisms``,
+            one :meth:`MechanismSummary.to_dict` per mechanism, optimal first.
         """
         return {
             "epsilon": self.epsilon,
@@ -160,10 +164,14 @@ def comparison_table(data: dict) -> str:
     Parameters
     ----------
     data : dict
+        The comparison's plain values (its level, the Laplace level and one row per
+        mechanism).
 
     Returns
     -------
     str
+        A heading line, one line per mechanism, the optimal loss as a share of the others'
+        and a key to the columns.
     """
 
     def shown(value) -> str:

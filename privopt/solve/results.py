@@ -147,12 +147,14 @@ class Attempt:
     Attributes
     ----------
     method : str
+        The method's registered name.
     status : str
         The outcome (``optimal``, ``optimal_inaccurate``, ``failed``, ``infeasible``,
         ``time_limit``, ``unverified``).
     message : str
         Why it did not give a certified answer, if it did not.
     seconds : float
+        Seconds the method ran.
     """
 
     method: str

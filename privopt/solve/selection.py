@@ -11,7 +11,7 @@ gives the chain explicitly. An unknown or inapplicable name is an error that lis
 
 from __future__ import annotations
 
-__all__ = ["MethodChain", "choose_methods", "applicable_methods", "why_not"]
+__all__ = ["MethodChain", "choose_methods", "applicable_methods", "named_methods", "why_not"]
 
 from collections.abc import Sequence
 
@@ -279,14 +279,50 @@ def _named_chain(request: DesignRequest, solver: str | Sequence[str], limit: flo
         ) from None
     if not names:
         raise InputError("an empty list of solvers: give at least one name", "solver.name")
-    chain = []
+    return MethodChain(named_methods(request, names, limit, "solver.name"), named=True)
+
+
+def named_methods(
+    request: DesignRequest, names: Sequence[object], limit: float | None, field: str
+) -> list[Method]:
+    """The methods ``names`` names, in order and each once, every one checked against
+    ``request``.
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The request the methods are to solve (as the driver hands it to them).
+    names : sequence
+        The names given (method names or aliases, any case).
+    limit : float or None
+        The memory bound (bytes) a method must fit in (:func:`why_not`).
+    field : str
+        The argument or option named in the errors.
+
+    Returns
+    -------
+    list of Method
+
+    Raises
+    ------
+    InputError
+        For a name that is not a string or not a method's, or a method that does not apply
+        to ``request`` (its reason, and the methods that apply).
+    """
+
+    def applicable() -> str:  # for the errors only: it asks every method about the request
+        return ", ".join(applicable_methods(request, limit)) or "none"
+
+    chosen: list[Method] = []
     for name in names:
+        if not isinstance(name, str):
+            raise InputError(f"expected a method name (a string), got {name!r}", field)
         method = lookup(name)
         if method is None:
             raise InputError(
-                f"unknown solver {name!r}; for this request use one of: "
-                f"{', '.join(applicable_methods(request, limit))} (all methods: privopt solvers)",
-                "solver.name",
+                f"unknown solver {name!r}; for this request use one of: {applicable()} "
+                "(all methods: privopt solvers)",
+                field,
                 suggestions=close_matches(name, applicable_methods(request, limit))
                 or close_matches(name, METHODS),
             )
@@ -294,9 +330,9 @@ def _named_chain(request: DesignRequest, solver: str | Sequence[str], limit: flo
         if reason is not None:
             raise InputError(
                 f"{method.name} does not apply to this request ({reason}); use one of: "
-                f"{', '.join(applicable_methods(request, limit)) or 'none'}",
-                "solver.name",
+                f"{applicable()}",
+                field,
             )
-        if method not in chain:
-            chain.append(method)
-    return MethodChain(chain, named=True)
+        if method not in chosen:
+            chosen.append(method)
+    return chosen

@@ -66,11 +66,14 @@ def to_nats(value: float | None, unit: str) -> float | None:
     Parameters
     ----------
     value : float or None
+        The level, in ``unit``.
     unit : {"nats", "bits"}
+        The unit ``value`` is given in.
 
     Returns
     -------
     float or None
+        ``value`` in nats (``value`` itself when ``unit`` is ``"nats"``).
     """
     if value is None or unit == "nats":
         return value
@@ -83,11 +86,14 @@ def from_nats(value: float | None, unit: str) -> float | None:
     Parameters
     ----------
     value : float or None
+        The level, in nats.
     unit : {"nats", "bits"}
+        The unit to give it in.
 
     Returns
     -------
     float or None
+        ``value`` in ``unit`` (``value`` itself when ``unit`` is ``"nats"``).
     """
     if value is None or unit == "nats":
         return value

@@ -10,7 +10,12 @@ import re
 
 import pytest
 
-from privopt._docstrings import complete_overrides, completed_docstring, numpy_sections
+from privopt._docstrings import (
+    complete_overrides,
+    completed_docstring,
+    numpy_sections,
+    sections_of,
+)
 from privopt.methods import METHODS
 from privopt.methods.sparse_lp.encodings import ENCODINGS
 from privopt.notions import get_notion, notion_names
@@ -86,6 +91,29 @@ def test_complete_overrides_changes_only_the_class_own_public_functions():
     assert "x : int" in Child.run.__doc__
     assert Child._hidden.__doc__ == "Child." and Child.extra.__doc__ == "Not an override."
     assert Base.run.__doc__ == BASE and Child().run(2) == 4
+
+
+def test_a_sibling_takes_the_shared_sections_in_numpy_order():
+    def source(x):
+        pass
+
+    source.__doc__ = BASE
+
+    @sections_of(source)
+    def sibling(x):
+        """Do it twice.
+
+        Returns
+        -------
+        int
+            Twice the output.
+        """
+
+    head, sections = numpy_sections(sibling.__doc__)
+    assert head == "Do it twice."
+    assert list(sections) == ["Parameters", "Returns", "Raises"]  # Raises after Returns
+    assert "x : int" in sections["Parameters"] and "Twice" in sections["Returns"]
+    assert "Always." in sections["Raises"]
 
 
 def _public_functions(cls: type):

@@ -75,13 +75,7 @@ class BlahutArimoto(Method):
         return None
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
-        """See :meth:`~privopt.methods.base.Method.auto`.
-
-        Returns
-        -------
-        bool
-            Whether to pick this method unasked.
-        """
+        """See :meth:`~privopt.methods.base.Method.auto`."""
         # certified by its duality gap and faster than the exponential-cone program at every
         # size measured from k = 30 on (benchmarks/README.md: ×11 at k = 30, ×4102 at k = 200).
         # Joint priors: first-order (multiplicative) steps, measured slower than Clarabel on
@@ -92,13 +86,7 @@ class BlahutArimoto(Method):
         return not isinstance(request.prior, JointPrior)
 
     def solve(self, task: Task) -> Answer:
-        """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Returns
-        -------
-        Answer
-            The point's answer (``FAILED`` rather than an exception for a solver failure).
-        """
+        """See :meth:`~privopt.methods.base.Method.solve`."""
         request = task.request
         task.emit(self.name, "start")
         kwargs = dict(

@@ -249,16 +249,6 @@ class CvxpyMethod(Method):
             return "the dense database distortion would not fit in memory"
         return None
 
-    def solves_budget(self, request: DesignRequest) -> bool:
-        """See :meth:`~privopt.methods.base.Method.solves_budget`.
-
-        Returns
-        -------
-        bool
-            Whether budget points are answered by this method itself.
-        """
-        return bool(request.notion.direct_level)
-
     # --- the program ------------------------------------------------------------------------
     @staticmethod
     def program(task: Task) -> PrivacyProblem:
@@ -290,13 +280,7 @@ class CvxpyMethod(Method):
         return pp
 
     def solve(self, task: Task) -> Answer:
-        """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Returns
-        -------
-        Answer
-            The point's answer (``FAILED`` rather than an exception for a solver failure).
-        """
+        """See :meth:`~privopt.methods.base.Method.solve`."""
         import cvxpy as cp
 
         from privopt.methods.cvxpy_program.certificate import lagrangian_bound

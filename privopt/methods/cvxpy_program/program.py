@@ -61,13 +61,7 @@ class PrivacyProblem:
     """
 
     def __init__(self, request: DesignRequest) -> None:
-        """Build the program (timed in :attr:`build_time`).
-
-        Parameters
-        ----------
-        request : DesignRequest
-            A validated request.
-        """
+        """Build the program (timed in :attr:`build_time`); its parameters are the class's."""
         self._request = request
         start = time.perf_counter()
         self._build()

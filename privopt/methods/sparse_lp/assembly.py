@@ -105,13 +105,7 @@ class RowBuilder:
     """
 
     def __init__(self, n_cols: int) -> None:
-        """Start with no rows.
-
-        Parameters
-        ----------
-        n_cols : int
-            The number of variables.
-        """
+        """Start with no rows; the parameters are the class's."""
         self.n_cols = n_cols
         self.rows: list[np.ndarray] = []
         self.cols: list[np.ndarray] = []

@@ -217,7 +217,7 @@ def refine(
     hashes = _Hashes()
     row_colour = _ids(row_colour)
     col_colour = _ids(col_colour)
-    n_rc = int(row_colour.max(initial=-1)) + 1
+    n_rc = _class_count(row_colour)
     n_cc = -1
     # A half-round that splits nothing ends the refinement: the other side was split by
     # these very classes in the half-round before, so it would not split either (a split
@@ -225,7 +225,7 @@ def refine(
     # one row half-round done first (the initial row colouring was not split by anything).
     for round_number in range(MAX_ROUNDS):
         col_colour = _split(cols, row_colour[rows], vals, col_colour, n_rc, scale, hashes)
-        previous_cc, n_cc = n_cc, int(col_colour.max(initial=-1)) + 1
+        previous_cc, n_cc = n_cc, _class_count(col_colour)
         if max_col_classes is not None and n_cc > max_col_classes:
             return None
         if round_number > 0 and n_cc == previous_cc:
@@ -233,7 +233,7 @@ def refine(
         if expired is not None and expired():
             return None
         row_colour = _split(rows, col_colour[cols], vals, row_colour, n_cc, scale, hashes)
-        previous_rc, n_rc = n_rc, int(row_colour.max(initial=-1)) + 1
+        previous_rc, n_rc = n_rc, _class_count(row_colour)
         if n_rc == previous_rc:
             return row_colour, col_colour
         if expired is not None and expired():
@@ -261,25 +261,14 @@ class EquitablePartition:
 
     @property
     def n_col_classes(self) -> int:
-        """The reduced LP's number of variables.
-
-        Returns
-        -------
-        int
-            Number of variable classes (0 for an empty partition).
-        """
-        return int(self.col_class.max(initial=-1)) + 1
+        """The reduced LP's number of variables: of variable classes (0 for an empty
+        partition)."""
+        return _class_count(self.col_class)
 
     @property
     def n_row_classes(self) -> int:
-        """The reduced LP's number of rows.
-
-        Returns
-        -------
-        int
-            Number of row classes (0 for an empty partition).
-        """
-        return int(self.row_class.max(initial=-1)) + 1
+        """The reduced LP's number of rows: of row classes (0 for an empty partition)."""
+        return _class_count(self.row_class)
 
     def _sizes(self) -> tuple[np.ndarray, np.ndarray]:
         return (
@@ -379,10 +368,12 @@ class EquitablePartition:
         Parameters
         ----------
         reduced_x : numpy.ndarray
+            A point of the reduced LP: one value per variable class.
 
         Returns
         -------
         numpy.ndarray
+            One value per variable of the full LP.
         """
         return np.asarray(reduced_x, dtype=float)[self.col_class]
 
@@ -392,13 +383,20 @@ class EquitablePartition:
         Parameters
         ----------
         reduced_y : numpy.ndarray
+            The reduced LP's row duals: one per row class.
 
         Returns
         -------
         numpy.ndarray
+            One dual per row of the full LP.
         """
         _, row_size = self._sizes()
         return (np.asarray(reduced_y, dtype=float) / row_size)[self.row_class]
+
+
+def _class_count(classes: np.ndarray) -> int:
+    """The number of classes of consecutive ids ``classes`` (0 for none)."""
+    return int(classes.max(initial=-1)) + 1
 
 
 def _first_member(classes: np.ndarray, n: int) -> np.ndarray:
@@ -409,7 +407,7 @@ def _first_member(classes: np.ndarray, n: int) -> np.ndarray:
 
 def _constant_vector(classes: np.ndarray, values: np.ndarray, unit: float) -> bool:
     """Whether ``values`` is constant on every class (infinite values exactly)."""
-    reference = values[_first_member(classes, int(classes.max(initial=-1)) + 1)][classes]
+    reference = values[_first_member(classes, _class_count(classes))][classes]
     same = values == reference
     finite = np.isfinite(values) & np.isfinite(reference)
     with np.errstate(invalid="ignore"):
@@ -419,7 +417,7 @@ def _constant_vector(classes: np.ndarray, values: np.ndarray, unit: float) -> bo
 
 def _constant_within(classes: np.ndarray, sums: sp.csr_matrix, unit: float) -> bool:
     """Whether every row of ``sums`` equals the row of its class's first member."""
-    reference = sums[_first_member(classes, int(classes.max(initial=-1)) + 1)[classes]]
+    reference = sums[_first_member(classes, _class_count(classes))[classes]]
     difference = (sums - reference).tocsr()
     largest = max(unit, float(np.max(np.abs(sums.data), initial=0.0)))
     return bool(np.all(np.abs(difference.data) <= CHECK_TOLERANCE * largest))
@@ -453,7 +451,7 @@ def equitable_partition(
     n_rows, n_cols = lp.A.shape
     limit = int(n_cols / min_reduction)
     col_colour = _relabel(quantise(lp.cost), quantise(lp.col_lo), quantise(lp.col_hi))
-    if int(col_colour.max(initial=-1)) + 1 > limit:
+    if _class_count(col_colour) > limit:
         return None
     row_colour = _relabel(quantise(lp.row_lo), quantise(lp.row_hi))
     refined = refine(lp.A, row_colour, col_colour, max_col_classes=limit, expired=expired)

@@ -541,23 +541,11 @@ class SparseLP(Method):
         return None
 
     def solves_budget(self, request: DesignRequest) -> bool:
-        """See :meth:`~privopt.methods.base.Method.solves_budget`.
-
-        Returns
-        -------
-        bool
-            Whether budget points are answered by this method itself.
-        """
-        return False  # ε points only; budget mode goes through the driver's line search
+        """Never: ε points only; budget mode goes through the driver's line search."""
+        return False
 
     def auto(self, request: DesignRequest, *, sweep: bool = False) -> bool:
-        """See :meth:`~privopt.methods.base.Method.auto`.
-
-        Returns
-        -------
-        bool
-            Whether to pick this method unasked.
-        """
+        """See :meth:`~privopt.methods.base.Method.auto`."""
         if self.equitable:
             return _auto_equitable(request)
         if self.auto_rule is None:
@@ -565,13 +553,7 @@ class SparseLP(Method):
         return bool(self.auto_rule(request.notion.name, request.entries, sweep))
 
     def solve(self, task: Task) -> Answer:
-        """See :meth:`~privopt.methods.base.Method.solve`.
-
-        Returns
-        -------
-        Answer
-            The point's answer (``FAILED`` rather than an exception for a solver failure).
-        """
+        """See :meth:`~privopt.methods.base.Method.solve`."""
         options = dict(task.cache.get(("options", self.name), {}))
         unknown = set(options) - {"symmetry", "threads", "presolve", "verbose"}
         if unknown:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import logsumexp
 
+from privopt._docstrings import sections_of
 from privopt.errors import InputError
 from privopt.methods.symmetric.orbits import (
     OrbitTable,
@@ -240,62 +241,35 @@ class SymmetricMechanism:
         return out
 
     # --- entries ------------------------------------------------------------------------
+    @sections_of(joint_type)
     def log_probability(
         self, x: int | Sequence[int] | np.ndarray, y: int | Sequence[int] | np.ndarray
     ) -> float:
         """``ln p(y | x)``.
 
-        Parameters
-        ----------
-        x, y : int or sequence of int
-            The input and the output database: each an index in ``0 … mⁿ−1`` (lexicographic,
-            ``x_1`` most significant) or ``n`` symbols in ``0 … m−1``.
-
         Returns
         -------
         float
             ``ln p(y | x) ≤ 0`` (``−inf`` when it is 0).
-
-        Raises
-        ------
-        InputError
-            If ``x`` or ``y`` is an index outside ``0 … mⁿ−1`` or not ``n`` symbols in
-            ``0 … m−1`` (field ``x``).
         """
         return float(self.log_weight(self.joint_type(x, y)))
 
+    @sections_of(joint_type)
     def probability(
         self, x: int | Sequence[int] | np.ndarray, y: int | Sequence[int] | np.ndarray
     ) -> float:
         """``p(y | x)`` for databases given by index or digit sequence.
 
-        Parameters
-        ----------
-        x, y : int or sequence of int
-            The input and the output database: each an index in ``0 … mⁿ−1`` (lexicographic,
-            ``x_1`` most significant) or ``n`` symbols in ``0 … m−1``.
-
         Returns
         -------
         float
             ``p(y | x)``, in ``[0, 1]``.
-
-        Raises
-        ------
-        InputError
-            If ``x`` or ``y`` is an index outside ``0 … mⁿ−1`` or not ``n`` symbols in
-            ``0 … m−1`` (field ``x``).
         """
         return float(np.exp(self.log_probability(x, y)))
 
+    @sections_of(digits, ("Parameters",))
     def row(self, x: int | Sequence[int] | np.ndarray) -> np.ndarray:
         """``p(· | x)`` as a dense vector over the ``mⁿ`` outputs (lexicographic order).
-
-        Parameters
-        ----------
-        x : int or sequence of int
-            A database: its index in ``0 … mⁿ−1`` (lexicographic, ``x_1`` most significant)
-            or its ``n`` symbols in ``0 … m−1``.
 
         Returns
         -------

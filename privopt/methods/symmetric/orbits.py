@@ -16,6 +16,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
+from privopt._docstrings import sections_of
 from privopt.errors import InputError
 
 #: Largest number of orbits (joint types) that is enumerated.
@@ -42,18 +43,12 @@ def orbit_count(m: int, n: int) -> int:
     return math.comb(n + m * m - 1, m * m - 1)
 
 
+@sections_of(orbit_count, ("Parameters",))
 def joint_types(m: int, n: int) -> np.ndarray:
     """Every ``m × m`` non-negative integer matrix with entries summing to ``n``.
 
     Entry ``T[a, b]`` counts the rows ``i`` with ``x_i = a`` and ``y_i = b``. Enumerated by
     stars and bars.
-
-    Parameters
-    ----------
-    m : int
-        Row alphabet size.
-    n : int
-        Number of rows.
 
     Returns
     -------
@@ -96,15 +91,9 @@ def _key_weights(m: int, n: int, size: int) -> np.ndarray:
     return (n + 1) ** np.arange(size, dtype=np.int64)
 
 
+@sections_of(orbit_count, ("Parameters",))
 class OrbitTable:
     """The joint types of ``(m, n)`` with their combinatorial weights, cached per ``(m, n)``.
-
-    Parameters
-    ----------
-    m : int
-        Row alphabet size.
-    n : int
-        Number of rows.
 
     Raises
     ------
@@ -137,16 +126,10 @@ class OrbitTable:
         self.y_group, self.n_y_groups = _group(self.y_types, n)
 
     @classmethod
+    @sections_of(orbit_count, ("Parameters",))
     def get(cls, m: int, n: int) -> OrbitTable:
         """The table of ``(m, n)``, built on first use and cached (the cache is cleared once
         it holds more than 8 tables).
-
-        Parameters
-        ----------
-        m : int
-            Row alphabet size.
-        n : int
-            Number of rows.
 
         Returns
         -------

@@ -119,18 +119,9 @@ def single_row_lp(
     kept = (weight[:, None] * rays)[label, np.arange(rays.shape[1])]
     cost = weight @ rays - kept  # Σ_{a ≠ b} weight_a r_S[a]
     rhs = np.ones(k) if notion == "dp" else ps
-    res = linprog(
-        cost,
-        A_eq=rays,
-        b_eq=rhs,
-        bounds=(0, None),
-        method="highs-ds",
-        options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol},
-    )
-    if _infeasible(res):
-        return "infeasible", None, float("nan"), {}
-    if res.status != 0:
-        return "failed", None, float("nan"), {"message": res.message}
+    res, stopped = _dual_simplex(cost, tol, A_eq=rays, b_eq=rhs)
+    if stopped is not None:
+        return stopped
     phi = np.clip(res.x, 0.0, None)
     cols = np.zeros((k, m))  # columns of B (dp) or q (identifiability) on the support rows
     for lab in np.unique(label):
@@ -164,6 +155,28 @@ def _infeasible(res) -> bool:
     return res.status == 2 and "infeasible" in str(res.message).lower()
 
 
+def _dual_simplex(cost: np.ndarray, tol: float, **constraints) -> tuple[object, tuple | None]:
+    """``min cost·x`` s.t. ``constraints`` (:func:`scipy.optimize.linprog`'s ``A_ub``,
+    ``b_ub``, ``A_eq``, ``b_eq``) and ``x ≥ 0``, by HiGHS dual simplex with feasibility
+    tolerances ``tol``.
+
+    Returns scipy's result and, when it holds no answer, what the one-row LP returns then
+    (``"infeasible"`` or ``"failed"``, else ``None``).
+    """
+    res = linprog(
+        cost,
+        **constraints,
+        bounds=(0, None),
+        method="highs-ds",
+        options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol},
+    )
+    if _infeasible(res):
+        return res, ("infeasible", None, float("nan"), {})
+    if res.status != 0:
+        return res, ("failed", None, float("nan"), {"message": res.message})
+    return res, None
+
+
 def _single_row_lp_direct(
     pi: np.ndarray, notion: str, epsilon: float, tol: float
 ) -> tuple[str, np.ndarray | None, float, dict]:
@@ -189,20 +202,11 @@ def _single_row_lp_direct(
                 count += 1
     a_ub = sp.csr_matrix((vals, (rows, cols)), shape=(count, k * m))
     a_eq = sp.kron(sp.eye(k), np.ones((1, m)), format="csr")
-    res = linprog(
-        c,
-        A_ub=a_ub,
-        b_ub=np.zeros(count),
-        A_eq=a_eq,
-        b_eq=np.ones(k),
-        bounds=(0, None),
-        method="highs-ds",
-        options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol},
+    res, stopped = _dual_simplex(
+        c, tol, A_ub=a_ub, b_ub=np.zeros(count), A_eq=a_eq, b_eq=np.ones(k)
     )
-    if _infeasible(res):
-        return "infeasible", None, float("nan"), {}
-    if res.status != 0:
-        return "failed", None, float("nan"), {"message": res.message}
+    if stopped is not None:
+        return stopped
     sol = np.clip(res.x.reshape(k, m), 0.0, None)
     sol /= sol.sum(axis=1, keepdims=True)
     kernel[sup] = sol
