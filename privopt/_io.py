@@ -41,11 +41,13 @@ __all__ = [
     "atomic_write",
     "atomic_stream",
     "escape_text",
+    "json_number",
     "file_kind",
 ]
 
 import contextlib
 import errno
+import math
 import os
 import re
 import stat
@@ -680,3 +682,29 @@ def escape_text(text: object) -> str:
     """
     text = str(text)
     return _UNSAFE.sub(_escape_char, text) if _UNSAFE.search(text) else text
+
+
+def json_number(value):
+    """Floats for JSON: ``inf`` and ``nan`` become ``None`` (JSON has no infinity).
+
+    Parameters
+    ----------
+    value : object
+        A number (Python or numpy), ``None``, or anything else.
+
+    Returns
+    -------
+    bool, int, float, None or object
+        numpy booleans, integers and floats as Python ones, a non-finite float as ``None``;
+        any other value unchanged.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value

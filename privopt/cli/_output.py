@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privopt._io import escape_text
+from privopt._io import escape_text, json_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from privopt.io.files import ProblemSpec
@@ -35,14 +35,7 @@ def _json_safe(value):
         return [_json_safe(v) for v in value]
     if isinstance(value, np.ndarray):
         return _json_safe(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    return value
+    return json_number(value)
 
 
 _NUMERIC_ARRAY = re.compile(r"\[\s*((?:-?[0-9.eE+-]+|null)(?:,\s*(?:-?[0-9.eE+-]+|null))*)\s*\]")

@@ -61,6 +61,7 @@ from functools import cached_property
 
 import numpy as np
 
+from privopt._io import json_number
 from privopt.errors import InfeasibleError, InputError, PrivoptError
 from privopt.measures import shannon_entropy
 from privopt.model import (
@@ -185,19 +186,12 @@ class ClosedFormCheck:
             "source": self.source,
             "relation": self.relation,
             "conditions": self.conditions,
-            "expected": _json_number(self.expected),
-            "got": _json_number(self.got),
-            "difference": _json_number(self.difference),
-            "tolerance": _json_number(self.tolerance),
+            "expected": json_number(self.expected),
+            "got": json_number(self.got),
+            "difference": json_number(self.difference),
+            "tolerance": json_number(self.tolerance),
             "passed": bool(self.passed),
         }
-
-
-def _json_number(value) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 def _fmt(x: float) -> str:

@@ -16,7 +16,6 @@ __all__ = [
     "json_number",
 ]
 
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privopt._frames import frame, html_table
+from privopt._io import json_number
 from privopt.errors import InputError, PrivoptError
 from privopt.model import Mechanism
 from privopt.model.types import NeighborsLike, PriorLike
@@ -34,32 +34,6 @@ from privopt.status import Status
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-
-def json_number(value):
-    """Floats for JSON: ``inf`` and ``nan`` become ``None`` (JSON has no infinity).
-
-    Parameters
-    ----------
-    value : object
-        A number (Python or numpy), ``None``, or anything else.
-
-    Returns
-    -------
-    bool, int, float, None or object
-        numpy booleans, integers and floats as Python ones, a non-finite float as ``None``;
-        any other value unchanged.
-    """
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    return value
 
 
 # --- measurement ---------------------------------------------------------------------------
