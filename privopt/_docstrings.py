@@ -28,7 +28,10 @@ from typing import TypeVar
 #: never taken: a base that raises ``NotImplementedError`` says so for itself only).
 INHERITED_SECTIONS = ("Parameters", "Returns")
 #: The order of the numpy sections a docstring is completed with.
-_ORDER = {title: i for i, title in enumerate(("Parameters", "Returns", "Yields", "Raises"))}
+_ORDER = {
+    title: i
+    for i, title in enumerate(("Parameters", "Returns", "Yields", "Other Parameters", "Raises"))
+}
 
 
 def numpy_sections(doc: str) -> tuple[str, dict[str, str]]:
@@ -79,8 +82,8 @@ def completed_docstring(
     -------
     str or None
         The override's text and its sections with those of ``titles`` it leaves out taken
-        from ``base`` (``Parameters``, ``Returns``, ``Yields``, ``Raises`` first, in that
-        order); ``own`` unchanged when it leaves out nothing the base has.
+        from ``base`` (``Parameters``, ``Returns``, ``Yields``, ``Other Parameters``,
+        ``Raises`` first, in that order); ``own`` unchanged when it leaves out nothing the base has.
     """
     if base is None:
         return own

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from privopt._docstrings import completed_docstring
 from privopt.errors import InputError
 from privopt.model import Distortion, NeighborRelation, all_pairs, as_matrix, as_prior
 from privopt.validation import (
@@ -119,10 +120,18 @@ def shannon_entropy(probs: ArrayLike) -> float:
     return float(np.sum(entr(p / np.sum(p))))
 
 
+#: The docstring section :func:`with_unit` adds to a measure's docstring.
+UNIT_SECTION = """Other Parameters
+----------------
+unit : {"nats", "bits"}, default "nats"
+    Keyword only: the unit of the result."""
+
+
 def with_unit(func: Callable) -> Callable:
     """Add a keyword ``unit`` ("nats", default, or "bits") to a log-valued measure.
 
-    Used as a decorator by the measures here and by the paper tools built on them.
+    Used as a decorator by the measures here and by the paper tools built on them; the
+    measure's docstring gains the keyword's ``Other Parameters`` section (:data:`UNIT_SECTION`).
 
     Parameters
     ----------
@@ -145,6 +154,8 @@ def with_unit(func: Callable) -> Callable:
             return to_bits(value)
         raise InputError(f"unknown unit {unit!r}: use 'nats' or 'bits'", "unit")
 
+    # the keyword is documented here once, in the measure's docstring as help() shows it
+    wrapper.__doc__ = completed_docstring(func.__doc__, UNIT_SECTION, ("Other Parameters",))
     return wrapper
 
 
@@ -236,11 +247,6 @@ def mutual_information(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> fl
     float
         ``I(S;U)`` in nats, in ``[0, H(S)]``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -277,11 +283,6 @@ def information_leakage_per_output(
         Shape ``(|U|,)``, one entry per column of the mechanism, in nats: each in
         ``[H(S) − ln |supp p|, H(S)]``; ``nan`` for outputs that no secret of the support
         emits.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -320,11 +321,6 @@ def max_information_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) 
     float
         The maximum in nats, in ``[0, H(S)]`` (at least the mutual information).
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -356,11 +352,6 @@ def pml_per_output(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> np.nda
     numpy.ndarray
         Shape ``(|U|,)``, one entry per column of the mechanism, in nats, each in
         ``[0, ε_max]`` (:func:`epsilon_max`).
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -394,11 +385,6 @@ def pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     float
         The level in nats, in ``[0, ε_max]`` (:func:`epsilon_max`).
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -423,11 +409,6 @@ def epsilon_max(prior: PriorLike) -> float:
     -------
     float
         ``ε_max`` in nats, ``≥ 0`` (0 for a point mass).
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -498,11 +479,6 @@ def pml_tail_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: fl
     float
         The level in nats, in ``[0, pml_level]``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -543,11 +519,6 @@ def eml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, delta: float) 
     -------
     float
         The level in nats, in ``[0, pml_level]``.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -598,11 +569,6 @@ def maximal_leakage(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float
     -------
     float
         ``L`` in nats, in ``[0, ln min(|supp p|, |U|)]``.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -847,11 +813,6 @@ def maximal_alpha_leakage(
     float
         ``L_α`` in nats, in ``[0, ln min(|supp p|, |U|)]``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -909,11 +870,6 @@ def ldp_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
         The level in nats, ``≥ 0``: ``inf`` when an output is emitted by one secret of the
         support and not by another, 0 when the support holds a single secret.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -942,11 +898,6 @@ def leakage_capacity(mechanism: Mechanism | ArrayLike) -> float:
     float
         ``C(W)`` in nats, ``≥ 0``: ``inf`` when a column holds both a zero and a positive
         entry, 0 for a single row.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -1059,11 +1010,6 @@ def dp_level(
         The level in nats, ``≥ 0``: ``inf`` when an output is emitted by one secret of a
         neighbouring pair in the support and not by the other, 0 when no such pair exists.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -1105,11 +1051,6 @@ def identifiability_level(
         The level in nats, at least :func:`least_identifiability_level` for the same
         ``neighbors``: ``inf`` when an output is emitted by one secret of a neighbouring
         pair in the support and not by the other, 0 when no such pair exists.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -1190,11 +1131,6 @@ def ldi_level(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
         The level in nats, ``≥ ln max p(x)/min p(x)`` over the support; ``inf`` when an
         output is emitted by one secret of the support and not by another.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -1224,11 +1160,6 @@ def information_privacy_level(prior: PriorLike, mechanism: Mechanism | ArrayLike
     float
         The level in nats, ``≥ 0``: ``inf`` when an output is emitted by one secret of the
         support and not by another.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -1436,11 +1367,6 @@ def conditional_pml(joint_xz: ArrayLike, channel: ArrayLike) -> np.ndarray:
         ``|Z| × |Y|`` array of ``ℓ(X→y|z)``; 0 where ``P(y|z) = 0`` or ``P(z) = 0``.
         In nats, each entry in ``[0, −ln min_{x: P(x|z) > 0} P(x|z)]``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -1503,11 +1429,6 @@ def robust_pml_level(prior: PriorLike, mechanism: Mechanism | ArrayLike, priors:
     float
         The level (nats).
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -1547,11 +1468,6 @@ def robust_pml_hull_level(
     -------
     float
         The supremum (nats; may be ``inf``).
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -1651,11 +1567,6 @@ def persuasive_privacy_level(
     float
         κ in nats, ``≥ 0``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -1748,11 +1659,6 @@ def metric_dp_level(
     -------
     float
         Nats per unit of distance.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------

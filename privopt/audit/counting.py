@@ -126,11 +126,6 @@ def laplace_mutual_information(eps: float, k: int, n: int, nodes: int = 60) -> f
         ``I(Y;U)`` in nats (``unit="bits"`` for bits, the paper's unit), in
         ``[0, ln(n/k + 1)]`` up to the quadrature error.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError

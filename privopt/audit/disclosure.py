@@ -74,11 +74,6 @@ def min_entropy(probs: PriorLike) -> float:
         ``H_∞`` (nats; ``unit="bits"`` for bits); 0 for a point mass. In ``[0, ln |X|]``,
         ``|X|`` the length of the pmf.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -195,11 +190,6 @@ def remaining_uncertainty(
     float
         The least remaining min-entropy (nats), in ``[0, ln |U|]``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -298,11 +288,6 @@ def singling_out_threshold(prior: PriorLike) -> float:
     -------
     float
         ``H_∞(P_X)`` (nats), in ``[0, ln |X|]``.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -433,11 +418,6 @@ def absolute_disclosure_bound(
         single secret (``q_min = 1``: no attribute is non-constant, so the theorem holds for
         every level, the limit of the bound as ``q_min → 1``).
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -478,11 +458,6 @@ def disclosure_threshold(prior: PriorLike) -> float:
     float
         The threshold (nats), ``p_min`` the least positive probability: in ``(0, ∞]``,
         ``inf`` for a point mass.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------
@@ -564,11 +539,6 @@ def entry_pml_per_output(
     numpy.ndarray
         Per output (0 where ``P(y) = 0``): shape ``(|Y|,)``, in nats, each ``≥ 0``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -604,11 +574,6 @@ def entry_pml_level(prior: DatabasePrior, mechanism: Mechanism | ArrayLike) -> f
     -------
     float
         The level (nats), ``≥ 0``.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------

@@ -229,11 +229,6 @@ def approximate_max_information(
     float
         ``I_∞^δ`` (nats; ``unit="bits"`` for bits), in ``[ln(1 − δ), I_∞]``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -274,11 +269,6 @@ def expected_pml(prior: PriorLike, mechanism: Mechanism | ArrayLike) -> float:
     -------
     float
         ``E_Y ℓ(X→Y)`` (nats), between the mutual information and the PML level.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------

@@ -99,11 +99,6 @@ def g_leakage_per_output(
         One entry per column of the mechanism, in nats; ``−inf`` where every guess gains 0
         after ``y``.
 
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
-
     Raises
     ------
     InputError
@@ -327,11 +322,6 @@ def randomized_function_leakage_per_output(
     numpy.ndarray
         Per output (nan where ``p(y) = 0``): one entry per column of the mechanism, in
         nats, each at most the PML ``ℓ(X→y)``; can be negative.
-
-    Other Parameters
-    ----------------
-    unit : {"nats", "bits"}, default "nats"
-        Keyword only: the unit of the result.
 
     Raises
     ------

@@ -150,3 +150,26 @@ def test_every_method_class_has_whole_numpy_docstrings(cls):
 @pytest.mark.parametrize("cls", sorted({type(e) for e in ENCODINGS.values()}, key=str), ids=str)
 def test_every_sparse_lp_encoding_has_whole_numpy_docstrings(cls):
     _check_whole_docstrings(cls)
+
+
+def test_a_measure_with_a_unit_documents_it_once_before_raises():
+    """``with_unit`` writes the keyword's section into the measure's docstring (between
+    Returns and Raises, numpy's order); a measure's own source does not repeat it."""
+    from privopt import measures
+
+    measured = [
+        getattr(measures, name)
+        for name in measures.__all__
+        if callable(getattr(measures, name)) and hasattr(getattr(measures, name), "__wrapped__")
+    ]
+    assert len(measured) > 10
+    for function in measured:
+        doc = inspect.getdoc(function)
+        assert doc.count("Other Parameters") == 1, function.__name__
+        own = inspect.getdoc(function.__wrapped__)
+        assert "Other Parameters" not in own, function.__name__
+        titles = list(numpy_sections(doc)[1])
+        other = titles.index("Other Parameters")
+        assert titles[other - 1] == "Returns", function.__name__
+        assert "Raises" not in titles or titles.index("Raises") == other + 1
+    assert measures.pml_level([0.5, 0.5], [[1.0, 0.0], [0.0, 1.0]], unit="bits") == 1.0
