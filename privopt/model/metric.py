@@ -29,6 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
+from privopt._docstrings import sections_of
 from privopt.errors import InputError, close_matches
 from privopt.model.neighbors import NeighborRelation, pairs_within
 from privopt.resources import check_allocation
@@ -68,13 +69,9 @@ class MetricPairs(NeighborRelation):
         super().__init__(size, left, right, kind)
         self.weights = np.asarray(weights, dtype=float)
 
+    @sections_of(NeighborRelation.restricted, ("Parameters",))
     def restricted(self, keep: np.ndarray) -> MetricPairs:
         """Only the pairs whose two ends are both in ``keep`` (mask or index array).
-
-        Parameters
-        ----------
-        keep : numpy.ndarray
-            As in :meth:`NeighborRelation.restricted <privopt.model.NeighborRelation.restricted>`.
 
         Returns
         -------
