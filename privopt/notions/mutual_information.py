@@ -25,7 +25,7 @@ from privopt.notions.base import (
 if TYPE_CHECKING:  # pragma: no cover
     import cvxpy as cp
 
-    from privopt.model import DatabasePrior, JointPrior, NeighborRelation, Prior
+    from privopt.model import DatabasePrior, JointPrior, Prior
     from privopt.notions.base import LagrangeContext
 
 
@@ -80,20 +80,6 @@ class MutualInformation(Notion):
         """
         p = as_prior(prior).secret_probs
         return measures.shannon_entropy(p[p > 0])  # I(S;U) ≤ H(S)
-
-    def min_level(
-        self,
-        prior: Prior | JointPrior | DatabasePrior,
-        neighbors: NeighborRelation | None = None,
-    ) -> float:
-        """0: a constant mechanism has ``I(S;U) = 0``.
-
-        Returns
-        -------
-        float
-            0.
-        """
-        return 0.0
 
     @staticmethod
     def _minorant(lctx, slope: float | None = None) -> LagrangeTerms:
