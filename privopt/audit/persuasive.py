@@ -106,7 +106,8 @@ def probabilistic_dp_delta(
     Returns
     -------
     float
-        δ in ``[0, 1]``.
+        The largest probability, over neighbouring pairs, that the privacy loss exceeds ε:
+        in ``[0, 1]``.
 
     Raises
     ------
