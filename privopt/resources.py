@@ -81,8 +81,6 @@ COLUMN_FACTOR_BYTES = 8.0
 #: Arrays over the pair rows (U × pairs) the block interior point holds at its peak, for
 #: the pair notions (measured 10.1 on a 20 × 20 map: 3.6 GiB in all).
 COLUMN_ROW_ARRAYS = 11.5
-#: Notions whose rows tie pairs of inputs within an output column.
-PAIR_NOTIONS = ("dp", "identifiability", "metric_dp")
 
 
 def all_pairs(request) -> bool:
@@ -100,11 +98,7 @@ def all_pairs(request) -> bool:
     bool
     """
     relation = request.neighbors
-    return (
-        request.notion.name in ("dp", "identifiability")
-        and relation is not None
-        and relation.kind == "all"
-    )
+    return request.notion.uses_neighbors and relation is not None and relation.kind == "all"
 
 
 @sections_of(all_pairs, ("Parameters", "Returns"))
@@ -114,7 +108,7 @@ def dense_pair_columns(request) -> bool:
     ``|X| × |X|`` normal matrix per output column; dp and identifiability over all pairs
     are written with one auxiliary per column instead (:func:`all_pairs`).
     """
-    return request.notion.name in PAIR_NOTIONS and not all_pairs(request)
+    return request.notion.pairwise and not all_pairs(request)
 
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}

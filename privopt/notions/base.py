@@ -373,6 +373,11 @@ class Notion:
         solve); otherwise max_distortion mode is a line search over ε.
     uses_neighbors : bool
         True for ``dp`` and ``identifiability``.
+    pairwise : bool
+        True when the constraints tie pairs of secrets within an output column, one row per
+        pair and output (``dp``, ``identifiability``, ``metric_dp``): the memory estimates
+        count those rows, and such a column's normal matrix is dense
+        (:func:`privopt.resources.dense_pair_columns`).
     parameter : str
         How the level enters the program: ``"exp"`` (the Parameter holds ``c = e^ε``, DPP
         form) or ``"linear"`` (the Parameter holds ε).
@@ -401,6 +406,7 @@ class Notion:
     output_law_constraints: ClassVar[float] = 0.0
     direct_level: ClassVar[bool] = False
     uses_neighbors: ClassVar[bool] = False
+    pairwise: ClassVar[bool] = False
     parameter: ClassVar[str] = "exp"
     source: ClassVar[str] = ""
     largest_written_level: ClassVar[float] = 30.0

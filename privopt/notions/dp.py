@@ -34,6 +34,7 @@ class DifferentialPrivacy(Notion):
     aliases = ("differential_privacy",)
     convexity = "linear"
     uses_neighbors = True
+    pairwise = True
     parameter = "exp"
     source = "Wang et al. Def. 3 (PD-DP)"
     #: The DP level ``ln max_{s~s', u} p(u|s)/p(u|s')`` (Wang, Ying & Zhang 2016, Def. 3).

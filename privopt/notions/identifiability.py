@@ -36,6 +36,7 @@ class Identifiability(Notion):
     name = "identifiability"
     convexity = "linear"
     uses_neighbors = True
+    pairwise = True
     parameter = "exp"
     source = "Wang et al. Def. 2 (PD-I)"
     #: The identifiability level ``ln max_{s~s', u} p(s|u)/p(s'|u)`` (Wang, Ying & Zhang

@@ -242,6 +242,7 @@ class MetricPrivacy(Notion):
     name = "metric_dp"
     aliases = ("d_privacy", "metric_privacy", "geo_indistinguishability")
     convexity = "linear"
+    pairwise = True
     parameter = "exp"
     source = "Chatzikokolakis et al. (2013) Def. 3; Andrés et al. (2013) Def. 3.1"
     largest_written_level = LARGEST_REPAIR_EXPONENT  # the programs relax pair by pair (`written`)
