@@ -137,8 +137,9 @@ def h_inv(D: ArrayLike, m: int, n: int) -> float | np.ndarray:
     D = check_numbers(D, "D")
     if (D >= n).any():
         raise InputError(f"h⁻¹ needs 0 ≤ D < n = {n}", "D")
+    # ln(n/D − 1) as ln(n − D) − ln D: no overflow of n/D for a subnormal D
     with np.errstate(divide="ignore"):
-        out = np.log(n / D - 1.0) + np.log(m - 1.0)
+        out = np.log(n - D) - np.log(D) + np.log(m - 1.0)
     return float(out) if out.ndim == 0 else out
 
 
