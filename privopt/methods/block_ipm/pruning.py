@@ -195,17 +195,34 @@ def _settled(answer: BlockSolution, gap_floor: float, deadline: Deadline) -> boo
 
 def _restricted(point: _Point, kept: np.ndarray, unit: float, sub_unit: float) -> _Point:
     """The probe's iterate on the kept columns, its duals rescaled from the whole LP's cost
-    unit to the restricted LP's (the costs are scaled to a largest entry of 1 each)."""
+    unit to the restricted LP's (the costs are scaled to a largest entry of 1 each).
+
+    Each array keeps the memory order of the probe's (:func:`_rows`): the kernel's products
+    over the privacy rows come out column-major (``(G Vᵀ)ᵀ``), and a row-major ``s`` or
+    ``z`` among them made every elementwise pass of the restricted run stride across memory
+    (10 × 10 map, 64 of 100 columns kept: 124 ms of CPU per iteration against 62 ms with
+    the orders matched, the same iterates)."""
     scale = unit / sub_unit
+    z = _rows(point.z, kept)
+    z *= scale
+    nu = _rows(point.nu, kept)
+    nu *= scale
     return _Point(
-        point.V[kept].copy(),
-        point.s[kept].copy(),
-        point.z[kept] * scale,
-        point.nu[kept] * scale,
+        _rows(point.V, kept),
+        _rows(point.s, kept),
+        z,
+        nu,
         point.g.copy(),
         point.nug * scale,
         point.y * scale,
     )
+
+
+def _rows(array: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """A copy of ``array[kept]`` in the memory order of ``array`` (indexing returns a
+    row-major copy whatever the order of the original)."""
+    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    return np.asarray(array[kept], order=order)
 
 
 def _priced(
