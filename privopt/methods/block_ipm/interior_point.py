@@ -458,9 +458,11 @@ class _Newton:
         enough = REFINED if self.accurate else EARLY_REFINED
         scale = max(float(np.max(np.abs(gvec), initial=0.0)), 1e-300)
         residual = math.inf
+        GdV = None
         for _ in range(most):
             self.deadline.check()
-            HdV = K.apply_t(self.D * K.apply(dV)) + self.Dv * dV
+            GdV = K.apply(dV)  # kept for dz and ds when dV is not refined further
+            HdV = K.apply_t(self.D * GdV) + self.Dv * dV
             r1 = gvec + st.spread(dy)[None, :] - HdV
             previous, residual = residual, float(np.max(np.abs(r1))) / scale
             if residual <= enough or residual > 0.5 * previous:
@@ -469,8 +471,10 @@ class _Newton:
             r2 = -rp2 - st.couple(dV, dg)
             cV, cy, cg = self._reduced_solve(r1, r1g, r2)
             dV, dy, dg = dV + cV, dy + cy, dg + cg
+            GdV = None
         self.deadline.check()
-        GdV = K.apply(dV)
+        if GdV is None:  # the last pass refined dV (or there was none)
+            GdV = K.apply(dV)
         dz = self.z_over_s * GdV
         dz += w
         del w
@@ -548,7 +552,13 @@ def _correction(products: np.ndarray, target: float) -> np.ndarray:
 
 def _bound(st: _Structure, Z: np.ndarray, y: np.ndarray) -> float:
     """The box-bounded Lagrangian bound at duals ``y`` and ``Z ≥ 0`` (module docstring)."""
-    bound = _lagrangian_bound(st.C + st.K.apply_t(Z), y, st.sel, st.b, st.upper)
+    return _bound_at(st, st.C + st.K.apply_t(Z), y)
+
+
+def _bound_at(st: _Structure, CG: np.ndarray, y: np.ndarray) -> float:
+    """:func:`_bound` from ``CG = C + GᵀZ`` for some ``Z ≥ 0`` (the iterate's, when its
+    duals are all non-negative: the product is then the one its dual residual needs)."""
+    bound = _lagrangian_bound(CG, y, st.sel, st.b, st.upper)
     if st.n_g:
         bound += float(np.sum(np.minimum(-y[st.srows], 0.0) * st.supper))
     return bound
@@ -666,7 +676,7 @@ def solve_block_lp(
     retries = 0
     regularisation = PRIMAL_REGULARISATION
     progress_gap, progress_iteration = math.inf, 0
-    best_y = pt.y
+    best_y, best_z = pt.y, None
     iteration_start = start_time
     for iteration in range(max_iterations + 1):
         # the arrays over the privacy rows (U × m, 313 MB each on a 20 × 20 map) set the
@@ -676,14 +686,21 @@ def solve_block_lp(
         rp1 = K.apply(pt.V)
         violation = float(np.max(rp1, initial=0.0))
         rp1 += pt.s
-        rd = C + K.apply_t(pt.z) - st.spread(pt.y)[None, :] - pt.nu
+        # C + Gᵀz serves the dual residual and, when z ≥ 0 (always, inside the orthant),
+        # the bound: one product over the privacy rows and no copy of z per iteration
+        CG = C + K.apply_t(pt.z)
+        rd = CG - st.spread(pt.y)[None, :] - pt.nu
         rdg = -pt.y[st.srows] - pt.nug
         rp2 = st.couple(pt.V, pt.g) - st.b
         objective = st.cost_unit * float(np.sum(C * pt.V))
-        bound = st.cost_unit * _bound(st, np.maximum(pt.z, 0.0), pt.y)
+        if float(np.min(pt.z, initial=0.0)) >= 0.0:
+            bound = st.cost_unit * _bound_at(st, CG, pt.y)
+        else:
+            bound = st.cost_unit * _bound(st, np.maximum(pt.z, 0.0), pt.y)
+        del CG
         if bound > best.bound:
-            best_y = pt.y
-            best.row_duals = st.cost_unit * np.maximum(pt.z, 0.0)
+            # the duals of the best bound; scaled and clipped once, after the iterations
+            best_y, best_z = pt.y, pt.z
         best.bound = max(best.bound, bound)
         residual = max(violation, float(np.max(np.abs(rp2), initial=0.0)))
         if residual <= 1e-9 and objective < best.objective:
@@ -774,6 +791,9 @@ def solve_block_lp(
             pt.y + ad * step.y,
         )
         step = None  # not needed to evaluate the new iterate (nor while the next is formed)
+    if best_z is not None:
+        best.row_duals = st.cost_unit * np.maximum(best_z, 0.0)
+    del best_z
     probing = best.stop is StopReason.PROBE_GAP
     if best.V is not None and best.status == "stalled" and best.gap <= POLISH_FROM and not probing:
         _polish_bound(lp, st, best, best_y, deadline, tol)
