@@ -192,3 +192,29 @@ def test_the_restricted_start_keeps_the_probe_arrays_memory_order():
     np.testing.assert_allclose(start.z, 4.0 * point.z[kept], rtol=1e-15)
     np.testing.assert_allclose(start.nu, 4.0 * point.nu[kept], rtol=1e-15)
     np.testing.assert_allclose(start.y, 4.0 * point.y, rtol=1e-15)
+
+
+def test_a_probe_that_keeps_four_fifths_of_the_outputs_is_pruned(monkeypatch):
+    """Pruning goes ahead up to WORTH_PRUNING of the columns kept (2⁸ databases keep 204 of
+    256 at the probe): with a keep rule that keeps the 40 heaviest of 49 outputs, the rest
+    runs on those 40, and the answer over every column is the independent LP's optimum with
+    a bound below it."""
+    lp, p, d, metric = _map_lp((7, 7), 5, 0.5)
+    assert 40 <= pruning.WORTH_PRUNING * 49
+    monkeypatch.setattr(pruning, "_kept", lambda mass: np.sort(np.argsort(-mass)[:40]))
+    calls = []
+    original = interior_point.solve_block_lp
+
+    def counted(sub, **options):
+        calls.append(sub.cost.shape[0])
+        return original(sub, **options)
+
+    monkeypatch.setattr(interior_point, "solve_block_lp", counted)
+    with threadpool_limits(1, user_api="blas"):
+        run = pruning.solve_pruned(lp, tol=1e-9)
+    optimum = _independent_optimum(p, d, metric, 0.5)
+    assert calls[:2] == [49, 40]
+    assert _meets_rows(run.V, metric, 0.5)
+    assert run.bound <= optimum + 1e-9 * (1 + optimum)
+    assert run.objective - run.bound <= 1e-6 * (1 + optimum)
+    assert abs(run.objective - optimum) <= 1e-7 * (1 + optimum)
