@@ -169,3 +169,52 @@ def test_outputs_the_pricing_finds_needed_are_added_for_a_second_restricted_run(
     assert run.status == "optimal" and run.polished
     assert abs(run.objective - optimum) <= 1e-7 * (1 + optimum)
     assert run.bound <= optimum + 1e-9
+
+
+def test_the_restricted_start_keeps_the_probe_arrays_memory_order():
+    """The kernel's products over the privacy rows are column-major; the restricted start's
+    slacks and duals must be too (a row-major copy among them made every elementwise pass
+    stride across memory), with the same values as the probe's rows, the duals rescaled."""
+    lp, *_ = _map_lp((7, 7), 4, 0.5)
+    with threadpool_limits(1, user_api="blas"):
+        probe = solve_block_lp(lp, tol=1e-9, stop_gap=1e-2)
+    point = probe.point
+    kept = np.array([0, 3, 4, 10, 30])
+    start = pruning._restricted(point, kept, 2.0, 0.5)
+    for name in ("V", "s", "z", "nu"):
+        before, after = getattr(point, name), getattr(start, name)
+        assert after.flags.f_contiguous == before.flags.f_contiguous
+        assert after.flags.c_contiguous == before.flags.c_contiguous
+        assert not np.shares_memory(before, after)
+    assert point.s.flags.f_contiguous  # the products' order (G Vᵀ)ᵀ
+    np.testing.assert_array_equal(start.s, point.s[kept])
+    np.testing.assert_array_equal(start.V, point.V[kept])
+    np.testing.assert_allclose(start.z, 4.0 * point.z[kept], rtol=1e-15)
+    np.testing.assert_allclose(start.nu, 4.0 * point.nu[kept], rtol=1e-15)
+    np.testing.assert_allclose(start.y, 4.0 * point.y, rtol=1e-15)
+
+
+def test_a_probe_that_keeps_four_fifths_of_the_outputs_is_pruned(monkeypatch):
+    """Pruning goes ahead up to WORTH_PRUNING of the columns kept (2⁸ databases keep 204 of
+    256 at the probe): with a keep rule that keeps the 40 heaviest of 49 outputs, the rest
+    runs on those 40, and the answer over every column is the independent LP's optimum with
+    a bound below it."""
+    lp, p, d, metric = _map_lp((7, 7), 5, 0.5)
+    assert 40 <= pruning.WORTH_PRUNING * 49
+    monkeypatch.setattr(pruning, "_kept", lambda mass: np.sort(np.argsort(-mass)[:40]))
+    calls = []
+    original = interior_point.solve_block_lp
+
+    def counted(sub, **options):
+        calls.append(sub.cost.shape[0])
+        return original(sub, **options)
+
+    monkeypatch.setattr(interior_point, "solve_block_lp", counted)
+    with threadpool_limits(1, user_api="blas"):
+        run = pruning.solve_pruned(lp, tol=1e-9)
+    optimum = _independent_optimum(p, d, metric, 0.5)
+    assert calls[:2] == [49, 40]
+    assert _meets_rows(run.V, metric, 0.5)
+    assert run.bound <= optimum + 1e-9 * (1 + optimum)
+    assert run.objective - run.bound <= 1e-6 * (1 + optimum)
+    assert abs(run.objective - optimum) <= 1e-7 * (1 + optimum)
