@@ -13,11 +13,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize
-from threadpoolctl import threadpool_limits
 
 import privopt as po
 from privopt.methods.base import Deadline
-from privopt.methods.block_ipm import dense_inverse, interior_point
+from privopt.methods.block_ipm import dense_inverse
 from privopt.methods.block_ipm.interior_point import (
     BlockSolution,
     StopReason,
@@ -29,7 +28,6 @@ from privopt.methods.block_ipm.programs import PROGRAMS, block_program
 from privopt.request import prepare_request
 from privopt.solve.selection import choose_methods
 from tests.crosscheck.linear_lp import reference_lp
-from tests.methods.test_output_pruning import _independent_optimum, _map_lp, _meets_rows
 
 SINGLE_ALPHABET = ("pml", "information_privacy", "ldp", "maximal_leakage")
 
@@ -933,27 +931,3 @@ def test_a_map_whose_objective_is_below_one_is_certified_by_block_ipm():
     )
     assert result.solver.name == "block-ipm"
     assert result.status == "optimal" and result.certificate.certified
-
-
-@settings(max_examples=6, deadline=None)
-@given(
-    seed=st.integers(0, 10_000),
-    side=st.sampled_from([(6, 6), (6, 7)]),
-    eps=st.sampled_from([0.3, 0.5, 1.2]),
-)
-def test_exact_maps_run_with_one_centrality_corrector_to_the_independent_optimum(seed, side, eps):
-    """The exact Euclidean maps have ONE_CORRECTOR_ROWS or more rows per variable: their runs
-    take one centrality corrector per iteration and still reach the all-pairs LP's optimum
-    (HiGHS through scipy) with a bound below it; database neighbours keep two."""
-    lp, p, d, metric = _map_lp(side, seed, eps)
-    assert interior_point._Structure(lp).correctors == 1
-    with threadpool_limits(1, user_api="blas"):
-        run = solve_block_lp(lp, tol=1e-9)
-    optimum = _independent_optimum(p, d, metric, eps)
-    assert run.status == "optimal" and _meets_rows(run.V, metric, eps)
-    assert run.bound <= optimum + 1e-9 * (1 + optimum)
-    assert abs(run.objective - optimum) <= 1e-7 * (1 + optimum)
-    database = po.DatabasePrior(2, 5, probs=np.random.default_rng(seed).dirichlet(np.ones(32)))
-    request = prepare_request(database, "hamming", "dp", epsilon=eps)
-    db_lp, _ = block_program(request, eps)
-    assert interior_point._Structure(db_lp).correctors == interior_point.CENTRALITY_CORRECTORS

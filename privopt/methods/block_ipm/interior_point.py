@@ -50,16 +50,6 @@ __all__ = ["BlockLP", "BlockSolution", "StopReason", "solve_block_lp"]
 STEP_FRACTION = 0.99
 #: Most centrality correctors per iteration.
 CENTRALITY_CORRECTORS = 2
-#: From this many privacy rows per variable of a column on, an iteration takes one
-#: centrality corrector: each corrector is one more direction, a few passes over the
-#: ``U × m`` rows, against one factorisation of ``n × n`` matrices per iteration. Measured on
-#: the exact Euclidean maps of ``benchmarks/maps.py`` (23–62 rows per variable; one BLAS
-#: thread, CPU time, two runs each): 9 × 9 94 → 106 iterations, 3.5–3.8 → 3.0 s; 10 × 10
-#: 137 → 143 iterations, 10.6–11.0 → 9.1–9.4 s; 8 × 8 69 → 70, 1.14–1.20 → 1.09–1.11 s;
-#: 6 × 6 and 7 × 7 0.15 → 0.14 s and 0.37 → 0.36 s. The database neighbours (8–16 rows per
-#: variable) keep two: there the factorisation dominates, and one corrector was no faster
-#: and left PD-DP on 5³ databases stalled at a gap of 7.6e-9 instead of 9.7e-11.
-ONE_CORRECTOR_ROWS = 20
 #: Primal regularisation added to the normal matrices (relative); iterative refinement
 #: against the unregularised system removes its effect on the directions (measured on PD-DP
 #: with an arbitrary prior, n = 7: without it and with two passes the duals lose accuracy
@@ -374,8 +364,6 @@ class _Structure:
         self.supper = np.asarray(lp.slack_upper, dtype=float)
         self.upper = np.asarray(lp.upper, dtype=float)
         self.n_c, self.n_g = self.sel.size, self.srows.size
-        many_rows = self.K.n_rows >= ONE_CORRECTOR_ROWS * self.n
-        self.correctors = 1 if many_rows else CENTRALITY_CORRECTORS
 
     def couple(self, V: np.ndarray, g: np.ndarray) -> np.ndarray:
         """``Σ_u V[u, sel] (+ g on the slack rows)``."""
@@ -538,7 +526,7 @@ def _mehrotra_step(newton: _Newton, pt: _Point, n_compl: int) -> tuple[_Step, fl
     step = newton.direction(rows, *others)
     del rows, others
     ap, ad = step.lengths(pt)
-    for _ in range(newton.st.correctors):
+    for _ in range(CENTRALITY_CORRECTORS):
         if min(ap, ad) >= 1.0:
             break
         trial_p, trial_d = min(1.0, 1.5 * ap + 0.1), min(1.0, 1.5 * ad + 0.1)
