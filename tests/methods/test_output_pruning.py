@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import optimize
 from threadpoolctl import threadpool_limits
 
 import privopt as po
@@ -15,6 +14,7 @@ from privopt.methods.block_ipm import interior_point, pruning
 from privopt.methods.block_ipm.interior_point import StopReason, solve_block_lp
 from privopt.methods.block_ipm.programs import block_program
 from privopt.request import prepare_request
+from tests.crosscheck.location_lp import all_pairs_metric_lp
 
 
 def _map_lp(side: tuple[int, int], seed: int, eps: float):
@@ -28,34 +28,24 @@ def _map_lp(side: tuple[int, int], seed: int, eps: float):
 
 def _independent_optimum(p, d, metric, eps) -> float:
     """The all-pairs LP ``W[a,u] ≤ e^{ε d(a,b)} W[b,u]`` with HiGHS through scipy."""
-    k, outs = d.shape
-    rows, cols, vals = [], [], []
-    row = 0
-    for a in range(k):
-        for b in range(k):
-            if a == b:
-                continue
-            ratio = np.exp(eps * metric[a, b])
-            for u in range(outs):
-                rows += [row, row]
-                cols += [a * outs + u, b * outs + u]
-                vals += [1.0, -ratio]
-                row += 1
-    from scipy import sparse
+    return all_pairs_metric_lp(p, metric, d, eps)[0]
 
-    A_ub = sparse.csr_matrix((vals, (rows, cols)), shape=(row, k * outs))
-    A_eq = sparse.kron(sparse.eye(k), np.ones((1, outs)))
-    done = optimize.linprog(
-        (p[:, None] * d).ravel(),
-        A_ub=A_ub,
-        b_ub=np.zeros(row),
-        A_eq=A_eq,
-        b_eq=np.ones(k),
-        bounds=(0, None),
-        method="highs",
-    )
-    assert done.status == 0
-    return float(done.fun)
+
+def _counted_pruned_run(monkeypatch, lp, keep_fraction: float):
+    """``solve_pruned`` under ``KEEP_FRACTION = keep_fraction``, with the column count of every
+    interior-point run it makes (probe, restricted runs, whole LP) in order."""
+    monkeypatch.setattr(pruning, "KEEP_FRACTION", keep_fraction)
+    calls = []
+    original = interior_point.solve_block_lp
+
+    def counted(sub, **options):
+        calls.append(sub.cost.shape[0])
+        return original(sub, **options)
+
+    monkeypatch.setattr(interior_point, "solve_block_lp", counted)
+    with threadpool_limits(1, user_api="blas"):
+        run = pruning.solve_pruned(lp, tol=1e-9)
+    return run, calls
 
 
 def _meets_rows(V: np.ndarray, metric: np.ndarray, eps: float) -> bool:
@@ -112,17 +102,7 @@ def test_a_needed_output_dropped_by_the_probe_is_caught_by_the_pricing(monkeypat
     certificate; the outputs it finds needed are added for a second restricted run, and the
     whole LP is solved again if that one is not certified either."""
     lp, p, d, metric = _map_lp((4, 5), 3, 0.7)
-    monkeypatch.setattr(pruning, "KEEP_FRACTION", 1.0)
-    calls = []
-    original = interior_point.solve_block_lp
-
-    def counted(sub, **options):
-        calls.append(sub.cost.shape[0])
-        return original(sub, **options)
-
-    monkeypatch.setattr(interior_point, "solve_block_lp", counted)
-    with threadpool_limits(1, user_api="blas"):
-        run = pruning.solve_pruned(lp, tol=1e-9)
+    run, calls = _counted_pruned_run(monkeypatch, lp, 1.0)
     optimum = _independent_optimum(p, d, metric, 0.7)
     assert calls[0] == 20 and calls[1] < 20 and len(calls) >= 3  # more runs after the pricing
     assert calls[2] > calls[1]  # the needed outputs added (or the whole LP)
@@ -153,17 +133,7 @@ def test_outputs_the_pricing_finds_needed_are_added_for_a_second_restricted_run(
     the outputs that lower the bound, the second restricted run adds them (fewer columns than
     the whole LP), and the answer is the independent LP's optimum."""
     lp, p, d, metric = _map_lp((5, 5), seed, 0.7)
-    monkeypatch.setattr(pruning, "KEEP_FRACTION", 0.3)
-    calls = []
-    original = interior_point.solve_block_lp
-
-    def counted(sub, **options):
-        calls.append(sub.cost.shape[0])
-        return original(sub, **options)
-
-    monkeypatch.setattr(interior_point, "solve_block_lp", counted)
-    with threadpool_limits(1, user_api="blas"):
-        run = pruning.solve_pruned(lp, tol=1e-9)
+    run, calls = _counted_pruned_run(monkeypatch, lp, 0.3)
     optimum = _independent_optimum(p, d, metric, 0.7)
     assert calls[0] == 25 and calls[1] < calls[2] < 25
     assert run.status == "optimal" and run.polished
