@@ -31,10 +31,11 @@ def _independent_optimum(p, d, metric, eps) -> float:
     return all_pairs_metric_lp(p, metric, d, eps)[0]
 
 
-def _counted_pruned_run(monkeypatch, lp, keep_fraction: float):
-    """``solve_pruned`` under ``KEEP_FRACTION = keep_fraction``, with the column count of every
-    interior-point run it makes (probe, restricted runs, whole LP) in order."""
-    monkeypatch.setattr(pruning, "KEEP_FRACTION", keep_fraction)
+def _counted_pruned_run(monkeypatch, lp, keep_fraction: float | None = None):
+    """``solve_pruned`` (under ``KEEP_FRACTION = keep_fraction`` when given), with the column
+    count of every interior-point run it makes (probe, restricted runs, whole LP) in order."""
+    if keep_fraction is not None:
+        monkeypatch.setattr(pruning, "KEEP_FRACTION", keep_fraction)
     calls = []
     original = interior_point.solve_block_lp
 
@@ -172,16 +173,7 @@ def test_a_probe_that_keeps_four_fifths_of_the_outputs_is_pruned(monkeypatch):
     lp, p, d, metric = _map_lp((7, 7), 5, 0.5)
     assert 40 <= pruning.WORTH_PRUNING * 49
     monkeypatch.setattr(pruning, "_kept", lambda mass: np.sort(np.argsort(-mass)[:40]))
-    calls = []
-    original = interior_point.solve_block_lp
-
-    def counted(sub, **options):
-        calls.append(sub.cost.shape[0])
-        return original(sub, **options)
-
-    monkeypatch.setattr(interior_point, "solve_block_lp", counted)
-    with threadpool_limits(1, user_api="blas"):
-        run = pruning.solve_pruned(lp, tol=1e-9)
+    run, calls = _counted_pruned_run(monkeypatch, lp)
     optimum = _independent_optimum(p, d, metric, 0.5)
     assert calls[:2] == [49, 40]
     assert _meets_rows(run.V, metric, 0.5)
