@@ -276,6 +276,7 @@ class BlockInteriorPoint(Method):
         from threadpoolctl import threadpool_limits
 
         from privopt.methods.block_ipm.kernels import DenseColumns
+        from privopt.methods.block_ipm.pruning import prunable, solve_pruned
 
         def progress(iteration: int, objective: float, bound: float) -> None:
             task.emit(self.name, "iteration", iteration, f"E[d] {objective:.10g} ≥ {bound:.10g}")
@@ -283,8 +284,6 @@ class BlockInteriorPoint(Method):
         # the dense kernel works on many small matrices, where BLAS threads cost more than
         # they give (PD-DP n = 7: 4.0 s with one thread, 7.5 s with two)
         limit = 1 if isinstance(lp.kernel, DenseColumns) else None
-        from privopt.methods.block_ipm.pruning import prunable, solve_pruned
-
         run = solve_pruned if prunable(lp) else solve_block_lp
         with threadpool_limits(limits=limit, user_api="blas"):
             return run(

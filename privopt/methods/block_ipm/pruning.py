@@ -59,6 +59,7 @@ from privopt.methods.block_ipm.interior_point import (
     _Point,
     _Structure,
 )
+from privopt.methods.block_ipm.kernels import DenseColumns
 from privopt.methods.block_ipm.polish import column_duals
 
 __all__ = ["KEEP_FRACTION", "PROBE_GAP", "WORTH_PRUNING", "prunable", "solve_pruned"]
@@ -93,8 +94,6 @@ def prunable(lp: BlockLP) -> bool:
     -------
     bool
     """
-    from privopt.methods.block_ipm.kernels import DenseColumns
-
     return (
         isinstance(lp.kernel, DenseColumns)
         and lp.cost.shape[0] >= MIN_COLUMNS
