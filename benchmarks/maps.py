@@ -1,6 +1,7 @@
 """Location privacy at map scale: the targets of the map-scale work, one fresh process each.
 
-``python -m benchmarks.maps [--cases NAME ...] [--baseline] [--time-limit S] [--out FILE]``
+``python -m benchmarks.maps [--cases NAME ...] [--baseline] [--time-limit S] [--max-memory M]
+[--out FILE]``
 solves each case below with privopt's default (``po.design`` with no solver named) in its own
 process and records wall time, CPU time, peak resident memory, status, certified gap and the
 method that answered (privopt's solve layer is imported before the clock, like the
@@ -97,8 +98,11 @@ def _instance(name: str):
     return grid.prior(), loss, options, (grid.prior().probs, loss.matrix, grid.metric().matrix, eps)
 
 
-def run_case(name: str, baseline: bool, time_limit: float | None) -> dict:
-    """Solve one case in this process and return its measurements."""
+def run_case(
+    name: str, baseline: bool, time_limit: float | None, max_memory: str | None = None
+) -> dict:
+    """Solve one case in this process and return its measurements (a request that privopt
+    refuses, e.g. above the memory bound, is recorded with the field its error names)."""
     import warnings
 
     import privopt as po
@@ -106,6 +110,8 @@ def run_case(name: str, baseline: bool, time_limit: float | None) -> dict:
     prior, loss, options, base_args = _instance(name)
     if time_limit:
         options["time_limit"] = time_limit
+    if max_memory:
+        options["max_memory"] = max_memory
     # the solve layer that po.design imports on its first call, imported before the clock as
     # the baseline's cvxpy is (benchmarks.baselines, imported before its clock): 0.2-0.3 s of
     # a fresh process's first answer, reported apart (section "First call" of the README)
@@ -116,7 +122,10 @@ def run_case(name: str, baseline: bool, time_limit: float | None) -> dict:
     start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = po.design(prior, loss, "metric_dp", **options)
+        try:
+            res = po.design(prior, loss, "metric_dp", **options)
+        except po.InputError as exc:
+            return {"case": name, "status": "refused", "field": exc.field, "error": str(exc)}
     row = {
         "case": name,
         "status": str(res.status),
@@ -130,7 +139,12 @@ def run_case(name: str, baseline: bool, time_limit: float | None) -> dict:
         "column_duals": (res.solver.details or {}).get("bound_from_column_duals")
         if res.solver
         else None,
-        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        # a method that cannot be stopped runs in a child process: its peak counts too
+        "peak_gb": max(
+            resource.getrusage(who).ru_maxrss
+            for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        / 2**20,
         "import_seconds": imported,
     }
     if baseline and base_args is not None:
@@ -163,11 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", nargs="*", default=CASES)
     parser.add_argument("--baseline", action="store_true")
     parser.add_argument("--time-limit", type=float, default=None)
+    parser.add_argument("--max-memory", default=None, help="as po.design's max_memory")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "maps.jsonl")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(run_case(args.one, args.baseline, args.time_limit)))
+        print(json.dumps(run_case(args.one, args.baseline, args.time_limit, args.max_memory)))
         return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.cases:
@@ -176,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             command.append("--baseline")
         if args.time_limit:
             command += ["--time-limit", str(args.time_limit)]
+        if args.max_memory:
+            command += ["--max-memory", args.max_memory]
         done = subprocess.run(command, capture_output=True, text=True, cwd=HERE.parent)
         line = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
         if done.returncode != 0 or not line.startswith("{"):

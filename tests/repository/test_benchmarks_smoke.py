@@ -38,3 +38,15 @@ def test_benchmark_smoke(tmp_path):
     for c in curves:
         assert c["points_optimal"] == c["points"] == "5"
         assert float(c["curve_s"]) > 0 and float(c["ratio_vs_same_method"]) > 0
+
+
+def test_map_benchmark_records_a_case_and_a_refusal():
+    """``benchmarks.maps`` measures a case in its own process, and a request above the memory
+    bound is a row naming the refused field, not a traceback."""
+    from benchmarks.maps import run_case
+
+    solved = run_case("exact-8", baseline=False, time_limit=None)
+    assert solved["status"] == "optimal" and solved["method"] == "block-ipm"
+    assert solved["relative_gap"] <= 1e-6 and solved["peak_gb"] > 0
+    refused = run_case("manhattan-20", baseline=False, time_limit=None, max_memory="1M")
+    assert refused["status"] == "refused" and refused["field"] == "max_memory"
