@@ -119,6 +119,33 @@ def test_stack_inversion_in_place_on_several_threads():
     assert np.allclose(dense_inverse.multiply_stack(H, shared), expected @ shared)
 
 
+def test_a_chunk_that_raises_leaves_no_cycle_holding_its_arrays(monkeypatch):
+    """An error raised in a chunk reaches the caller with no reference cycle through the
+    futures: once the caller lets the error go, the arrays of the frames it passed through
+    are freed at once, not at the cyclic collector's next run. (A 30 × 30 map whose
+    factorisations failed and were retried held up to ten sets of column factors, 1.8 GB.)"""
+    import gc
+    import weakref
+
+    monkeypatch.setattr(dense_inverse, "worker_count", lambda: 2)
+    held = []
+
+    def task(lo: int, hi: int):
+        arrays = np.ones(1000)  # in the frame the error's traceback refers to
+        held.append(weakref.ref(arrays))
+        if lo == 0:
+            raise np.linalg.LinAlgError("not positive definite")
+        return hi
+
+    gc.disable()
+    try:
+        with pytest.raises(np.linalg.LinAlgError):
+            dense_inverse.for_chunks(task, 8, 1e9)
+        assert len(held) == 2 and all(ref() is None for ref in held)
+    finally:
+        gc.enable()
+
+
 @pytest.mark.skipif(not dense_inverse.AVAILABLE, reason="scipy exports no Cython LAPACK")
 def test_omp_num_threads_caps_the_threads_and_one_thread_gives_the_same_inverses(monkeypatch):
     rng = np.random.default_rng(7)
