@@ -128,6 +128,8 @@ def run_case(
             return {"case": name, "status": "refused", "field": exc.field, "error": str(exc)}
     row = {
         "case": name,
+        "time_limit": time_limit,
+        "max_memory": max_memory,
         "status": str(res.status),
         "method": res.solver.name if res.solver else "",
         "seconds": time.perf_counter() - start,
