@@ -41,8 +41,8 @@ def test_benchmark_smoke(tmp_path):
 
 
 def test_map_benchmark_records_a_case_and_a_refusal():
-    """``benchmarks.maps`` measures a case in its own process, and a request above the memory
-    bound is a row naming the refused field, not a traceback."""
+    """``benchmarks.maps`` measures a case (``run_case``, what each of its processes runs), and
+    a request above the memory bound is a row naming the refused field, not a traceback."""
     from benchmarks.maps import run_case
 
     solved = run_case("exact-8", baseline=False, time_limit=None)
