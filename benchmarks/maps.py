@@ -119,17 +119,16 @@ def run_case(
     import privopt.solve  # noqa: F401
 
     imported = time.perf_counter() - began
+    head = {"case": name, "time_limit": time_limit, "max_memory": max_memory}
     start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             res = po.design(prior, loss, "metric_dp", **options)
         except po.InputError as exc:
-            return {"case": name, "status": "refused", "field": exc.field, "error": str(exc)}
+            return {**head, "status": "refused", "field": exc.field, "error": str(exc)}
     row = {
-        "case": name,
-        "time_limit": time_limit,
-        "max_memory": max_memory,
+        **head,
         "status": str(res.status),
         "method": res.solver.name if res.solver else "",
         "seconds": time.perf_counter() - start,

@@ -50,3 +50,4 @@ def test_map_benchmark_records_a_case_and_a_refusal():
     assert solved["relative_gap"] <= 1e-6 and solved["peak_gb"] > 0
     refused = run_case("manhattan-20", baseline=False, time_limit=None, max_memory="1M")
     assert refused["status"] == "refused" and refused["field"] == "max_memory"
+    assert refused["max_memory"] == "1M"  # a refused row records the limits too
