@@ -958,3 +958,27 @@ def test_a_map_whose_objective_is_below_one_is_certified_by_block_ipm():
     )
     assert result.solver.name == "block-ipm"
     assert result.status == "optimal" and result.certificate.certified
+
+
+@pytest.mark.parametrize("through_blas", [True, False])
+def test_multiply_add_updates_strided_views_in_place(monkeypatch, through_blas):
+    """``C ← alpha·A B + beta·C`` on views whose rows lie far apart in larger arrays (as the
+    band kernel's block rows do), through BLAS and through numpy's fallback alike."""
+    if not through_blas:
+        monkeypatch.setattr(dense_inverse, "_GEMM", None)
+    rng = np.random.default_rng(3)
+    big_a, big_b = rng.standard_normal((7, 11)), rng.standard_normal((9, 40))
+    big_c = rng.standard_normal((8, 50))
+    A, B, C = big_a[1:6, 2:6], big_b[2:6, 5:36], big_c[1:6, 3:34]
+    before = big_c.copy()
+    want = 0.5 * before[1:6, 3:34] - 2.0 * (A @ B)
+    dense_inverse.multiply_add(A, B, C, -2.0, 0.5)
+    assert np.allclose(big_c[1:6, 3:34], want, rtol=1e-13, atol=1e-13)
+    outside = np.ones(big_c.shape, dtype=bool)
+    outside[1:6, 3:34] = False
+    assert np.array_equal(big_c[outside], before[outside])  # nothing else written
+    dense_inverse.multiply_add(A, B, C, 1.0, 0.0)  # beta = 0 ignores what C held
+    assert np.allclose(C, A @ B, rtol=1e-13, atol=1e-13)
+    transposed = np.asfortranarray(rng.standard_normal((5, 4)))  # not a row-major view
+    dense_inverse.multiply_add(transposed, B, C, 1.0, 0.0)
+    assert np.allclose(C, transposed @ B, rtol=1e-13, atol=1e-13)

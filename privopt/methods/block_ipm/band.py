@@ -19,11 +19,11 @@ block step by block step, each step a batch of small dense operations over the c
   — ``O(n b²)`` per column instead of the dense ``O(n³)``, and ``O(n b)`` memory per column
   instead of ``n²``;
 * **solve**: block forward and back substitution, ``O(n b)`` per column;
-* **the Schur complement on the row sums**, ``Σ_u H_u⁻¹``: block forward substitution on the
-  identity (the block rows of ``L_u⁻¹``, lower triangular) and block back substitution for
-  the lower block triangle of ``H_u⁻¹`` only (``H_u⁻¹`` is symmetric), ``≈ 4 b n²`` flops per
-  column against ``n³`` for a dense Cholesky inverse; the inverses are summed chunk by chunk
-  of columns and never held together.
+* **the Schur complement on the row sums**, ``Σ_u H_u⁻¹``: through the block LDLᵀ form of
+  the factor, a block forward substitution on the identity and a block back substitution
+  for the lower block triangle of ``H_u⁻¹`` only (``H_u⁻¹`` is symmetric), ``≈ 2 b n²``
+  flops per column against ``n³`` for a dense Cholesky inverse; the inverses are summed
+  chunk by chunk of columns and never held together.
 
 The interior point, its certificate and its polish are unchanged
 (:mod:`~privopt.methods.block_ipm.interior_point`): the kernel only changes how the same
@@ -46,6 +46,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
 __all__ = ["BandColumns"]
+
+#: The work of one ``b × b`` by block-row product (flops) from which the Schur complement's
+#: back substitution calls BLAS once per column to update in place, rather than forming the
+#: products of all the chunk's columns in one batched ``matmul`` and subtracting them (a
+#: foreign call costs a few microseconds; a product of 10⁶ flops takes about 25).
+GEMM_CALL_FLOPS = 1e6
 
 #: Attempts, each with a 100 times larger diagonal shift, before a block that is not
 #: positive definite to round-off is declared singular (as for the dense kernel).
@@ -178,7 +184,24 @@ class BandColumns(DenseColumns):
                         below[first:last, i] = sub[:, i] @ np.swapaxes(inverse[first:last, i], 1, 2)
 
         dense_inverse.for_chunks(factor_range, U, U * float(self.padded) * b * b)
-        return _BandFactor(self, inverse, below, stop)
+        return _BandFactor(self, inverse, below, D, E, stop)
+
+    def coupling_blocks(self, D: np.ndarray, E: np.ndarray) -> np.ndarray:
+        """The sub-diagonal blocks ``H_{i+1,i}`` of a few columns' normal matrices.
+
+        Parameters
+        ----------
+        D, E : numpy.ndarray
+            The rows of :meth:`factor`'s ``D`` and ``E`` for those columns.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``c × (n_blocks − 1) × b × b``, in the band numbering.
+        """
+        flat = self._blocks(D, E)
+        b = self.block
+        return flat[:, self._sub_offset :].reshape(E.shape[0], self.n_blocks - 1, b, b)
 
 
 def _check(stop: Callable[[], bool] | None) -> None:
@@ -212,18 +235,23 @@ def _cholesky_stack(A: np.ndarray) -> np.ndarray:
 
 class _BandFactor(ColumnFactor):
     """Every column's block-tridiagonal Cholesky factor: the inverses of the diagonal
-    blocks ``L_ii⁻¹`` and the sub-diagonal blocks ``L_{i+1,i}``, in the band numbering."""
+    blocks ``L_ii⁻¹`` and the sub-diagonal blocks ``L_{i+1,i}``, in the band numbering; and
+    the scalings it was formed from (not copied), whose sub-diagonal blocks ``H_{i+1,i}`` the
+    Schur complement re-forms a few columns at a time."""
 
     def __init__(
         self,
         kernel: BandColumns,
         inverse: np.ndarray,
         below: np.ndarray,
+        D: np.ndarray,
+        E: np.ndarray,
         stop: Callable[[], bool] | None = None,
     ):
         self.kernel = kernel
         self.inverse = inverse
         self.below = below
+        self.D, self.E = D, E
         self.stop = stop
 
     def solve(self, R: np.ndarray) -> np.ndarray:
@@ -263,10 +291,14 @@ class _BandFactor(ColumnFactor):
 
         def sum_range(lo: int, hi: int) -> np.ndarray:
             lower = np.zeros((N, N))  # the lower block triangle of Σ H_u⁻¹ (band numbering)
+            # one work array for every chunk of the range: a fresh one per chunk was paged
+            # in again each time (a 50 × 50 map: 7 of 45 ms per column)
+            work = np.empty((min(chunk, hi - lo), nb, b, N))
             for start in range(lo, hi, chunk):
                 _check(self.stop)
                 end = min(hi, start + chunk)
-                _add_inverses(self.inverse[start:end], self.below[start:end], lower)
+                coupling = K.coupling_blocks(self.D[start:end], self.E[start:end])
+                _add_inverses(self.inverse[start:end], self.below[start:end], coupling, lower, work)
             return lower
 
         parts = dense_inverse.for_chunks(sum_range, U, U * 4.0 * b * N * N)
@@ -288,36 +320,68 @@ class _BandFactor(ColumnFactor):
         return total[np.ix_(sel, sel)]
 
 
-def _add_inverses(inverse: np.ndarray, below: np.ndarray, lower: np.ndarray) -> None:
-    """Add the lower block triangle of ``H_u⁻¹ = L_u⁻ᵀ L_u⁻¹`` of a few columns to ``lower``.
+def _add_inverses(
+    inverse: np.ndarray,
+    below: np.ndarray,
+    coupling: np.ndarray,
+    lower: np.ndarray,
+    work: np.ndarray,
+) -> None:
+    """Add the lower block triangle of ``H_u⁻¹`` of a few columns to ``lower``.
 
-    ``X = L⁻¹`` is block lower triangular: its block row ``i`` is
-    ``X_i = M_i X_{i−1}`` on the first ``i`` block columns, with
-    ``M_i = −L_ii⁻¹ L_{i,i−1}``, and ``L_ii⁻¹`` on block column ``i``. Then ``Y = H⁻¹`` solves
-    ``Lᵀ Y = X``: ``Y_i = L_ii⁻ᵀ X_i − N_i Y_{i+1}`` with ``N_i = L_ii⁻ᵀ L_{i+1,i}ᵀ``, where
-    ``L_ii⁻ᵀ X_i = (L_ii⁻ᵀ M_i) X_{i−1}`` on the first ``i`` block columns. Restricted to the
-    first ``i + 1`` block columns, block row ``i`` of ``Y`` needs only ``Y_{i+1}`` restricted
-    to the same columns: the lower block triangle is formed alone, in three products of a
-    ``b × b`` block by a block row per step (the ``b × b`` products are negligible)."""
+    The block LDLᵀ form of the factor, ``H = (I + Ľ) P (I + Ľ)ᵀ`` with the pivots
+    ``P_i = L_ii L_iiᵀ`` and ``Ľ_{i+1,i} = H_{i+1,i} P_i⁻¹``, gives
+    ``H⁻¹ = (I + Ľ)⁻ᵀ P⁻¹ (I + Ľ)⁻¹`` (block LDLᵀ factorisation, [Higham-ASNA] ch. 13).
+    With ``W = (I + Ľ)⁻¹`` (block lower triangular), ``Z = P⁻¹ W`` has block rows
+
+        ``Z_i = K_i Z_{i−1}`` on the first ``i`` block columns, ``K_i = −P_i⁻¹ H_{i,i−1}``,
+        and ``P_i⁻¹`` on block column ``i``;
+
+    and ``Y = H⁻¹ = Z − Ľᵀ Y`` has block rows ``Y_i = Z_i − N_i Y_{i+1}`` with
+    ``N_i = P_i⁻¹ H_{i+1,i}ᵀ = L_ii⁻ᵀ L_{i+1,i}ᵀ``. Restricted to the first ``i + 1`` block
+    columns, block row ``i`` of ``Y`` needs only ``Y_{i+1}`` restricted to the same columns,
+    so the lower block triangle is formed alone: one product of a ``b × b`` block by a block
+    row per step forward and one back, ``2 b n²`` flops per column (the ``b × b`` products
+    are negligible), each back step a single ``dgemm`` that updates ``Z_i`` in place
+    (:func:`~privopt.methods.block_ipm.dense_inverse.multiply_add`).
+
+    Parameters
+    ----------
+    inverse : numpy.ndarray
+        ``c × nb × b × b``: ``L_ii⁻¹``.
+    below : numpy.ndarray
+        ``c × (nb − 1) × b × b``: ``L_{i+1,i}``.
+    coupling : numpy.ndarray
+        ``c × (nb − 1) × b × b``: ``H_{i+1,i}``.
+    lower : numpy.ndarray
+        ``nb·b × nb·b``; the lower block triangles are added to it.
+    work : numpy.ndarray
+        At least ``c × nb × b × nb·b``; overwritten.
+    """
     c, nb, b = inverse.shape[0], inverse.shape[1], inverse.shape[2]
-    N = nb * b
     inverse_t = np.swapaxes(inverse, 2, 3)
-    X = np.zeros((c, nb, b, N))
-    X[:, 0, :, :b] = inverse[:, 0]
+    pivot_inverse = inverse_t @ inverse  # P_i⁻¹ = L_ii⁻ᵀ L_ii⁻¹
+    step = -(pivot_inverse[:, 1:] @ coupling)  # K_i, i ≥ 1
+    back = inverse_t[:, :-1] @ np.swapaxes(below, 2, 3)  # N_i, i < nb − 1
+    Z = work[:c]
+    Z[:, 0, :, :b] = pivot_inverse[:, 0]
     for i in range(1, nb):
         width = i * b
-        step = -(inverse[:, i] @ below[:, i - 1])  # M_i
-        X[:, i, :, :width] = step @ X[:, i - 1, :, :width]
-        X[:, i, :, width : width + b] = inverse[:, i]
-    for i in range(nb - 1, -1, -1):
-        width = i * b
-        Y = np.empty((c, b, width + b))
-        if i > 0:
-            A = inverse_t[:, i] @ (-(inverse[:, i] @ below[:, i - 1]))  # L_ii⁻ᵀ M_i
-            np.matmul(A, X[:, i - 1, :, :width], out=Y[:, :, :width])
-        Y[:, :, width:] = inverse_t[:, i] @ inverse[:, i]
-        if i < nb - 1:
-            N_i = inverse_t[:, i] @ np.swapaxes(below[:, i], 1, 2)
-            Y -= N_i @ X[:, i + 1, :, : width + b]
-        X[:, i, :, : width + b] = Y
-        lower[width : width + b, : width + b] += Y.sum(axis=0)
+        np.matmul(step[:, i - 1], Z[:, i - 1, :, :width], out=Z[:, i, :, :width])
+        Z[:, i, :, width : width + b] = pivot_inverse[:, i]
+    last = (nb - 1) * b
+    lower[last:, :] += Z[:, nb - 1].sum(axis=0)
+    product = None
+    for i in range(nb - 2, -1, -1):
+        width = (i + 1) * b
+        if 2.0 * b * b * width >= GEMM_CALL_FLOPS:
+            for u in range(c):
+                dense_inverse.multiply_add(
+                    back[u, i], Z[u, i + 1, :, :width], Z[u, i, :, :width], -1.0, 1.0
+                )
+        else:  # a call per column would cost more than its product: one batched product
+            if product is None:
+                product = np.empty((c, b, width))
+            np.matmul(back[:, i], Z[:, i + 1, :, :width], out=product[:, :, :width])
+            Z[:, i, :, :width] -= product[:, :, :width]
+        lower[i * b : width, :width] += Z[:, i, :, :width].sum(axis=0)

@@ -36,6 +36,7 @@ __all__ = [
     "AVAILABLE",
     "for_chunks",
     "invert_spd_range",
+    "multiply_add",
     "multiply_stack",
     "worker_count",
 ]
@@ -48,12 +49,33 @@ _INT_P = ctypes.POINTER(ctypes.c_int)
 _PROTOTYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p, _INT_P, ctypes.c_void_p, _INT_P, _INT_P)
 
 
-def _lapack_function(name: str):
-    """LAPACK's ``name`` as a ctypes function, from scipy's Cython exports (``None`` if absent)."""
-    try:
-        from scipy.linalg import cython_lapack
+#: ``void dgemm(char *transa, char *transb, int *m, int *n, int *k, double *alpha, double *a,
+#: int *lda, double *b, int *ldb, double *beta, double *c, int *ldc)``.
+_GEMM_PROTOTYPE = ctypes.CFUNCTYPE(
+    None,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    _INT_P,
+    _INT_P,
+    _INT_P,
+    ctypes.POINTER(ctypes.c_double),
+    ctypes.c_void_p,
+    _INT_P,
+    ctypes.c_void_p,
+    _INT_P,
+    ctypes.POINTER(ctypes.c_double),
+    ctypes.c_void_p,
+    _INT_P,
+)
 
-        capsule = cython_lapack.__pyx_capi__[name]
+
+def _exported_function(module: str, name: str, prototype):
+    """``name`` from scipy's Cython exports ``scipy.linalg.<module>`` as a ctypes function of
+    ``prototype`` (``None`` if absent)."""
+    try:
+        from importlib import import_module
+
+        capsule = import_module(f"scipy.linalg.{module}").__pyx_capi__[name]
         api = ctypes.pythonapi
         api.PyCapsule_GetName.restype = ctypes.c_char_p
         api.PyCapsule_GetName.argtypes = [ctypes.py_object]
@@ -62,11 +84,12 @@ def _lapack_function(name: str):
         pointer = api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
     except (ImportError, AttributeError, KeyError, ValueError, TypeError):  # pragma: no cover
         return None
-    return _PROTOTYPE(pointer) if pointer else None
+    return prototype(pointer) if pointer else None
 
 
-_POTRF = _lapack_function("dpotrf")
-_POTRI = _lapack_function("dpotri")
+_POTRF = _exported_function("cython_lapack", "dpotrf", _PROTOTYPE)
+_POTRI = _exported_function("cython_lapack", "dpotri", _PROTOTYPE)
+_GEMM = _exported_function("cython_blas", "dgemm", _GEMM_PROTOTYPE)
 #: Whether the in-place, lock-free LAPACK calls are available.
 AVAILABLE = _POTRF is not None and _POTRI is not None
 
@@ -289,3 +312,66 @@ def multiply_stack(A: np.ndarray, R: np.ndarray) -> np.ndarray:
 
     for_chunks(multiply, U, U * float(n) * n)
     return out
+
+
+def multiply_add(A: np.ndarray, B: np.ndarray, C: np.ndarray, alpha: float, beta: float) -> None:
+    """``C ← alpha·A B + beta·C`` in place, for row-major views of larger arrays.
+
+    numpy's ``matmul`` has no ``beta``: ``C −= A @ B`` forms the product in a temporary and
+    passes over ``C`` again. BLAS's ``dgemm`` (scipy's Cython export, through :mod:`ctypes`,
+    without the interpreter lock) updates ``C`` in one pass, on the views as they are: a
+    C-ordered ``m × k`` block whose rows are ``lda`` apart is the Fortran-ordered ``k × m``
+    block of leading dimension ``lda``, so ``C = A B`` is computed as ``Cᵀ = Bᵀ Aᵀ``.
+
+    Parameters
+    ----------
+    A, B, C : numpy.ndarray
+        float64, two-dimensional, ``m × k``, ``k × n`` and ``m × n``, each with unit stride
+        along its rows (any stride between rows); ``C`` must not overlap ``A`` or ``B``.
+    alpha, beta : float
+        The factors.
+
+    Returns
+    -------
+    None
+        ``C`` is overwritten.
+    """
+    m, k = A.shape
+    n = B.shape[1]
+    if _GEMM is None or min(m, n, k) == 0 or not all(_blas_view(M) for M in (A, B, C)):
+        product = A @ B
+        if beta == 0.0:
+            np.multiply(product, alpha, out=C)
+        else:
+            C *= beta
+            C += alpha * product
+        return
+    rows_c, cols_c, inner = ctypes.c_int(n), ctypes.c_int(m), ctypes.c_int(k)
+    lead_b = ctypes.c_int(max(B.strides[0] // 8, n))
+    lead_a = ctypes.c_int(max(A.strides[0] // 8, k))
+    lead_c = ctypes.c_int(max(C.strides[0] // 8, n))
+    factor, keep = ctypes.c_double(alpha), ctypes.c_double(beta)
+    _GEMM(
+        b"N",
+        b"N",
+        ctypes.byref(rows_c),
+        ctypes.byref(cols_c),
+        ctypes.byref(inner),
+        ctypes.byref(factor),
+        B.ctypes.data,
+        ctypes.byref(lead_b),
+        A.ctypes.data,
+        ctypes.byref(lead_a),
+        ctypes.byref(keep),
+        C.ctypes.data,
+        ctypes.byref(lead_c),
+    )
+
+
+def _blas_view(M: np.ndarray) -> bool:
+    """Whether ``M`` can be handed to BLAS as it is: float64, 2-D, unit stride along its
+    rows, rows that do not overlap, 32-bit sizes."""
+    if M.dtype != np.float64 or M.ndim != 2 or M.strides[1] != 8 or M.strides[0] % 8:
+        return False
+    lead = M.strides[0] // 8
+    return (M.shape[0] <= 1 or lead >= M.shape[1]) and lead < 2**31 and M.size < 2**31
