@@ -235,11 +235,18 @@ class Certificate:
         Where the bound comes from (e.g. "HiGHS dual objective", "Blahut–Arimoto dual bound").
     details : dict
         JSON-ready numbers about it (iterations, slopes, tolerances…).
+    dual_point : Multipliers or None
+        The multipliers of the notion's own constraints the bound was computed at
+        (:class:`~privopt.methods.multipliers.Multipliers`), when the method can state them.
+        The driver then evaluates the bound again from them, through the notion's Lagrangian
+        terms, independently of the program the method wrote, and keeps the smaller of the
+        two: a method whose rows were not the notion's cannot certify its answer.
     """
 
     lower_bound: float | None
     source: str
     details: dict = field(default_factory=dict)
+    dual_point: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

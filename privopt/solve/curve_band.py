@@ -200,6 +200,39 @@ class DualBound:
 
 
 # --- evaluating dual points ------------------------------------------------------------------
+def dual_point_bound(request: DesignRequest, multipliers: Multipliers, eps: float) -> float | None:
+    """The lower bound on ``D*`` at level ``eps`` of one dual point, evaluated through the
+    notion's own Lagrangian terms (:class:`LagrangeEvaluator`), in the units of
+    ``multipliers.distortion``.
+
+    The solve driver uses it to check a method's certificate independently of the program
+    the method wrote (:func:`privopt.solve.verification.verify`).
+
+    Parameters
+    ----------
+    request : DesignRequest
+        The request the method was given.
+    multipliers : Multipliers
+        The multipliers of the notion's constraints at an ε point.
+    eps : float
+        The level (nats).
+
+    Returns
+    -------
+    float or None
+        The bound (``-inf`` or ``nan`` when the multipliers give none); ``None`` when the
+        notion has no Lagrangian terms to evaluate them with.
+    """
+    evaluator = LagrangeEvaluator(request)
+    dual = DualBound(multipliers, 1.0, float(eps))
+    found = evaluator.terms(dual, float(eps))
+    if found is None:
+        return None
+    coefficients, constant = found
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(constant + (evaluator._weights(dual) + coefficients).min(axis=1).sum())
+
+
 #: Weights of each dual point's multipliers in the combinations tried (the dual function is
 #: concave in them; every value is a valid bound, the best is kept).
 COMBINATION_WEIGHTS = (0.0, 0.5, 1.0, 2.0)

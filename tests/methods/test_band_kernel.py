@@ -177,12 +177,42 @@ def test_block_ipm_on_random_graph_metrics_matches_the_all_pairs_lp(
         # the reference above the optimum (seen: 2e-5 above at ε·d = 26, where block-ipm and
         # sparse-highs agree to 1e-9 and the answer meets every pair below)
         assert res.distortion >= optimum - slack
+        # the certificate bounds the optimum from below, and closely
+        assert optimum - 2e-6 * (1.0 + optimum) <= res.certificate.lower_bound
         assert res.certificate.lower_bound <= optimum + 1e-9 * (1.0 + optimum)
     # ε·d-private on every pair of the path metric, not only on the edges
     W = res.mechanism.matrix
     ratio = np.log(np.maximum(W[:, None, :], 1e-300) / np.maximum(W[None, :, :], 1e-300))
     bound = eps * metric.matrix[:, :, None] + 1e-7
     assert (ratio <= bound).all()
+
+
+@pytest.mark.parametrize("factor", [0.98, 1.0])
+def test_a_program_stricter_than_the_notion_cannot_certify_itself(monkeypatch, factor):
+    """The solve driver evaluates block-ipm's bound again from its dual point through the
+    notion's own constraints. Rows written stricter than the notion (``e^{0.98·ε·d}``: a
+    wrong program whose optimum lies above the true one) yield a feasible mechanism, but its
+    own bound lies above the true optimum: the driver must not call it optimal, and the bound
+    it reports must still be below the true optimum. Rows written right certify as before."""
+    rng = np.random.default_rng(5)
+    grid = po.LocationGrid(5, 5, counts=rng.integers(1, 20, (5, 5)))
+    metric = grid.metric("manhattan")
+    prior, dist = grid.prior(), grid.distortion()
+    write = programs.pair_kernel
+
+    def stricter(n, left, right, alpha, beta):
+        return write(n, left, right, alpha, np.asarray(beta) ** factor)
+
+    monkeypatch.setattr(programs, "pair_kernel", stricter)
+    res = po.design(prior, dist, "metric_dp", epsilon=0.5, metric=metric, solver="block-ipm")
+    optimum = _all_pairs_lp(prior.probs, dist.matrix, metric.matrix, 0.5)
+    assert res.certificate.lower_bound <= optimum + 1e-9 * (1.0 + optimum)
+    if factor == 1.0:
+        assert res.status == "optimal"
+        assert abs(res.distortion - optimum) <= 1e-6 * (1.0 + optimum)
+    else:
+        assert res.distortion > optimum + 1e-4  # the wrong program's optimum
+        assert res.status != "optimal"
 
 
 def test_a_manhattan_map_is_solved_on_its_grid_edges_by_the_band_kernel():
