@@ -23,6 +23,7 @@ __all__ = [
     "NEIGHBOR_NAMES",
     "DISTORTION_NAMES",
     "LEVEL_TOL",
+    "DISTORTION_TOL",
     "OBJECTIVE_RTOL",
     "DISTORTION_FLOOR",
     "level_tolerance",
@@ -100,6 +101,9 @@ MAX_TOLERANCE = 0.1
 #: Absolute slack on a re-measured level, per unit of ``1 + ε`` (nats): the solve driver's
 #: feasibility test, also used by methods that check their own answers.
 LEVEL_TOL = 1e-9
+#: Absolute slack on a re-measured distortion, per unit of ``1 + D``: the solve driver's
+#: feasibility test of a budget.
+DISTORTION_TOL = 1e-7
 #: Largest relative gap (objective − lower bound)/(floor + |objective|) for status
 #: ``optimal`` (the floor: :meth:`privopt.request.DesignRequest.objective_floor`); also the gap at
 #: which methods that watch their own certificate know the driver will accept it.

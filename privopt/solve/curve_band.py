@@ -118,8 +118,7 @@ from privopt.model import NeighborRelation
 from privopt.notions.base import LagrangeContext, LagrangeTerms
 from privopt.request import DesignRequest
 from privopt.solve.results import json_number
-from privopt.solve.verification import DISTORTION_TOL
-from privopt.validation import LEVEL_TOL
+from privopt.validation import DISTORTION_TOL, LEVEL_TOL
 
 #: Notions whose optimum is a convex function of a parameter of the level: ``"exp"`` (of
 #: ``t = e^ε``: maximal leakage's constraint ``Σ_u max_s p(u|s) ≤ t`` is jointly convex in

@@ -49,13 +49,11 @@ from privopt.model import Mechanism
 from privopt.notions._mixing import least_mixing_weight
 from privopt.request import DesignRequest
 from privopt.solve.results import CertificateReport
-from privopt.validation import LEVEL_TOL, OBJECTIVE_RTOL, level_tolerance
+from privopt.validation import DISTORTION_TOL, LEVEL_TOL, OBJECTIVE_RTOL, level_tolerance
 
 #: A level above ``ε + REPAIR_TOL·(1 + ε)`` is repaired (to within that much of ε), so that
 #: verified answers keep a margin inside :data:`LEVEL_TOL`.
 REPAIR_TOL = 1e-10
-#: Absolute slack on a re-measured distortion, per unit of ``1 + D``.
-DISTORTION_TOL = 1e-7
 
 
 def distortion_tolerance(budget: float) -> float:
