@@ -444,3 +444,32 @@ def test_a_batch_reads_the_edges_file_with_the_problem(tmp_path):
     (tmp_path / "roads.csv").unlink()
     spec = parse_problem(data, str(path), files=files)
     assert spec.options["metric"].matrix[0, 3] == 4.0
+
+
+@pytest.mark.slow
+def test_road_network_reference_is_the_all_pairs_lp():
+    """The reference of problems/road_network.toml, recomputed without privopt: the CSV files
+    read by the csv module, shortest paths by Floyd–Warshall, the LP over every pair."""
+    import csv
+
+    from tests.crosscheck.location_lp import all_pairs_metric_lp
+
+    data = ROOT / "problems" / "data"
+    with open(data / "road_graph_visits.csv", encoding="utf-8") as f:
+        visits = list(csv.reader(f))[1:]
+    names = [row[0] for row in visits]
+    weights = np.array([float(row[1]) for row in visits])
+    d = np.full((len(names), len(names)), np.inf)
+    np.fill_diagonal(d, 0.0)
+    with open(data / "road_graph_edges.csv", encoding="utf-8") as f:
+        roads = [r for r in csv.reader(f) if r and not r[0].startswith("#")][1:]
+    for a, b, length in roads:
+        i, j = names.index(a), names.index(b)
+        d[i, j] = d[j, i] = min(d[i, j], float(length))
+    for m in range(len(names)):
+        d = np.minimum(d, d[:, m : m + 1] + d[m : m + 1, :])
+    assert np.isfinite(d).all()  # connected
+    spec = load_problem(ROOT / "problems" / "road_network.toml")
+    least, _ = all_pairs_metric_lp(weights / weights.sum(), d, d, spec.epsilon)
+    assert least == pytest.approx(spec.reference["distortion"], abs=1e-7)
+    assert np.allclose(spec.options["metric"].matrix, d, rtol=0, atol=1e-12)
