@@ -134,6 +134,7 @@ def did_you_mean(suggestions: Iterable[str]) -> str:
 #: The :attr:`InputError.code` values, and what each means.
 INPUT_ERROR_CODES = {
     "missing_value": "a value is missing (an empty cell or a short row of a CSV file)",
+    "extra_value": "a row of a CSV file with more values than the file's columns",
     "not_a_number": "a value that must be a number is not (text, NaN or infinity)",
     "latitude_range": "a latitude outside [-90, 90] degrees",
     "longitude_range": "a longitude outside [-180, 180] degrees",

@@ -312,3 +312,164 @@ def test_metric_errors_exit_2(tmp_path, capsys, metric, message):
     code, _, err = cli(capsys, "solve", write(tmp_path, "m.toml", text))
     assert code == 2
     assert message in err and "privacy.metric" in err
+
+
+# --- a graph metric's edges from a CSV file (metric = { edges_file = … }) ----------------------
+ROOT = Path(__file__).resolve().parents[2]
+PATH4 = '[distortion]\nkind = "metric"\n[privacy]\nnotion = "metric_dp"\nepsilon = 0.6\n'
+EDGES_INLINE = (
+    'metric = { edges = [["a", "b", 1.5], ["b", "c", 0.5], ["c", "d", 2], ["d", "a", 4]] }'
+)
+
+
+@pytest.mark.parametrize(
+    ("csv_text", "inline"),
+    [
+        ("from,to,length\na,b,1.5\nb,c,0.5\n\nc,d,2\nd,a,4\n", EDGES_INLINE),
+        ("# indices, no header\n0,1,1.5\n1,2,0.5\n2,3,2\n3,0,4\n", EDGES_INLINE),
+        ('"a","b",1.5\nb,c,.5\nc,d,2e0\nd,a,4.0\nb,a,7\n', EDGES_INLINE),  # the shorter a-b kept
+        ("a,b\nb,c\nc,d\n", 'metric = { edges = [["a", "b"], ["b", "c"], ["c", "d"]] }'),
+    ],
+    ids=["header-labels", "indices", "quoted-duplicate", "unweighted"],
+)
+def test_edges_file_is_the_inline_graph(tmp_path, csv_text, inline):
+    write(tmp_path, "roads.csv", csv_text)
+    by_file = load_problem(
+        write(tmp_path, "f.toml", PRIOR4 + PATH4 + 'metric = { edges_file = "roads.csv" }\n')
+    )
+    by_hand = load_problem(write(tmp_path, "i.toml", PRIOR4 + PATH4 + inline + "\n"))
+    assert by_file.options["metric"].kind == "graph"
+    assert np.array_equal(by_file.options["metric"].matrix, by_hand.options["metric"].matrix)
+    assert np.array_equal(by_file.distortion.matrix, by_hand.distortion.matrix)
+    got, want = by_file.solve(), by_hand.solve()
+    assert got.status == want.status == "optimal"
+    assert got.distortion == pytest.approx(want.distortion, abs=1e-12)
+    assert np.allclose(got.mechanism.matrix, want.mechanism.matrix, atol=1e-12, rtol=0)
+    assert got.extra["constraint_pairs"] == want.extra["constraint_pairs"]
+
+
+def test_edges_file_as_the_distortion_metric_on_the_inputs(tmp_path):
+    """``[distortion] metric = { edges_file }`` names the inputs Y (not the secret S)."""
+    write(tmp_path, "y.csv", "y0,y1,2\ny1,y2,1\n")
+    joint = (
+        "[prior]\njoint = [[0.3, 0.1, 0.1], [0.1, 0.1, 0.3]]\n"
+        'secret_labels = ["s0", "s1"]\nlabels = ["y0", "y1", "y2"]\n'
+        '[distortion]\nkind = "metric"\npower = 2\nmetric = {metric}\n'
+        '[privacy]\nnotion = "pml"\nepsilon = 0.4\n'
+    )
+    by_file = load_problem(
+        write(tmp_path, "f.toml", joint.replace("{metric}", '{ edges_file = "y.csv" }'))
+    )
+    inline = '{ edges = [["y0", "y1", 2], ["y1", "y2", 1]] }'
+    by_hand = load_problem(write(tmp_path, "i.toml", joint.replace("{metric}", inline)))
+    assert np.array_equal(by_file.distortion.matrix, by_hand.distortion.matrix)
+    assert by_file.distortion.matrix[0, 2] == 9.0  # (2 + 1)², along the path
+
+
+@pytest.mark.parametrize(
+    ("csv_text", "field", "code"),
+    [
+        ("a,b,1\nb,c,\nc,d,1\n", "[line 2].weight", "missing_value"),
+        ("a,b,1\nb,c\nc,d,1\n", "[line 2].weight", "missing_value"),  # a short row
+        ("a,b,1\n,c,1\n", "[line 2].from", "missing_value"),
+        ("a\n", "[line 1].to", "missing_value"),
+        ("from,to,weight\n", "", "missing_value"),  # a header, no edges
+        ("# nothing\n\n", "", "missing_value"),
+        ("a,b,1\nb,c,north\nc,d,1\n", "[line 2].weight", "not_a_number"),
+        ("a,b,1\nb,c,0_5\nc,d,1\n", "[line 2].weight", "not_a_number"),
+        ("a,b,1\n\nb,c,-2\nc,d,1\n", "[line 3].weight", "bad_edge_weight"),  # blank line 2
+        ("a,b,1\nb,c,nan\nc,d,1\n", "[line 2].weight", "bad_edge_weight"),
+        ("a,b,1\nb,c,inf\nc,d,1\n", "[line 2].weight", "bad_edge_weight"),
+        ("a,b,1\nb,c,0\nc,d,1\n", "[line 2].weight", "bad_edge_weight"),
+        ("a,b,1\nc,c,1\nc,d,1\n", "[line 2]", "self_loop"),
+        ("a,b,1\nb,q,1\nc,d,1\n", "[line 2].to", "unknown_symbol"),
+        ("a,b,1\n7,c,1\nc,d,1\n", "[line 2].from", "index_out_of_range"),
+        ("a,b,1\nb,c,1,9\nc,d,1\n", "[line 2]", "extra_value"),
+        ("a,b\nb,c,3\nc,d\n", "[line 2]", "extra_value"),  # the first line has no weight
+        ("a,b,1\nc,d,1\n", "", "disconnected_graph"),
+    ],
+)
+def test_bad_edges_file_is_a_named_input_error_and_exits_2(tmp_path, capsys, csv_text, field, code):
+    write(tmp_path, "roads.csv", csv_text)
+    path = write(tmp_path, "r.toml", PRIOR4 + PATH4 + 'metric = { edges_file = "roads.csv" }\n')
+    with pytest.raises(po.InputError) as info:
+        load_problem(path)
+    want = f"privacy.metric.edges_file{field}"
+    assert (info.value.field, info.value.code) == (want, code)
+    status, out, err = cli(capsys, "solve", path, "--json")
+    assert status == 2
+    payload = json.loads(out)
+    assert (payload["error"], payload["field"], payload["code"]) == ("input", want, code)
+    assert "roads.csv" in err
+
+
+@pytest.mark.parametrize(
+    ("metric", "field"),
+    [
+        ('{ edges_file = "roads.csv", edges = [["a", "b"]] }', "privacy.metric"),
+        ('{ edges_file = "roads.csv", norm = "euclidean" }', "privacy.metric"),
+        ("{ edges_file = 3 }", "privacy.metric.edges_file"),
+        ('{ edges_file = "missing.csv" }', "privacy.metric.edges_file"),
+        ('{ edges_file = "roads.csv", allow_disconnected = "yes" }', None),
+    ],
+)
+def test_bad_edges_file_keys_exit_2(tmp_path, capsys, metric, field):
+    write(tmp_path, "roads.csv", "a,b\nb,c\nc,d\n")
+    path = write(tmp_path, "r.toml", PRIOR4 + PATH4 + f"metric = {metric}\n")
+    with pytest.raises(po.InputError) as info:
+        load_problem(path)
+    assert info.value.field == (field or "privacy.metric.allow_disconnected")
+    status, _, _ = cli(capsys, "solve", path)
+    assert status == 2
+
+
+def test_edges_file_disconnected_on_request(tmp_path):
+    write(tmp_path, "roads.csv", "a,b,1\nc,d,2\n")
+    metric = 'metric = { edges_file = "roads.csv", allow_disconnected = true }\n'
+    text = PRIOR4 + '[distortion]\nkind = "hamming"\n[privacy]\nnotion = "metric_dp"\n'
+    spec = load_problem(write(tmp_path, "r.toml", text + "epsilon = 0.6\n" + metric))
+    d = spec.options["metric"].matrix
+    assert (d[0, 1], d[2, 3]) == (1.0, 2.0) and np.isinf(d[0, 2])
+
+
+def test_a_batch_reads_the_edges_file_with_the_problem(tmp_path):
+    """The edges file travels with the problem (a batch's worker reads no path)."""
+    from privopt.io.files import parse_problem, read_referenced_files, read_toml
+
+    write(tmp_path, "roads.csv", "a,b,1.5\nb,c,0.5\nc,d,2\n")
+    path = write(tmp_path, "r.toml", PRIOR4 + PATH4 + 'metric = { edges_file = "roads.csv" }\n')
+    data = read_toml(path)
+    files = read_referenced_files(data, str(path))
+    assert set(files) == {"roads.csv"}
+    (tmp_path / "roads.csv").unlink()
+    spec = parse_problem(data, str(path), files=files)
+    assert spec.options["metric"].matrix[0, 3] == 4.0
+
+
+@pytest.mark.slow
+def test_road_network_reference_is_the_all_pairs_lp():
+    """The reference of problems/road_network.toml, recomputed without privopt: the CSV files
+    read by the csv module, shortest paths by Floyd–Warshall, the LP over every pair."""
+    import csv
+
+    from tests.crosscheck.location_lp import all_pairs_metric_lp
+
+    data = ROOT / "problems" / "data"
+    with open(data / "road_graph_visits.csv", encoding="utf-8") as f:
+        visits = list(csv.reader(f))[1:]
+    names = [row[0] for row in visits]
+    weights = np.array([float(row[1]) for row in visits])
+    d = np.full((len(names), len(names)), np.inf)
+    np.fill_diagonal(d, 0.0)
+    with open(data / "road_graph_edges.csv", encoding="utf-8") as f:
+        roads = [r for r in csv.reader(f) if r and not r[0].startswith("#")][1:]
+    for a, b, length in roads:
+        i, j = names.index(a), names.index(b)
+        d[i, j] = d[j, i] = min(d[i, j], float(length))
+    for m in range(len(names)):
+        d = np.minimum(d, d[:, m : m + 1] + d[m : m + 1, :])
+    assert np.isfinite(d).all()  # connected
+    spec = load_problem(ROOT / "problems" / "road_network.toml")
+    least, _ = all_pairs_metric_lp(weights / weights.sum(), d, d, spec.epsilon)
+    assert least == pytest.approx(spec.reference["distortion"], abs=1e-7)
+    assert np.allclose(spec.options["metric"].matrix, d, rtol=0, atol=1e-12)

@@ -161,19 +161,26 @@ class _Reader:
     def csv_rows(self, value, key: str) -> list[list[str]]:
         """The rows of a CSV file named by ``key`` (a path relative to the problem file);
         blank lines and lines starting with ``#`` are skipped."""
+        return [cells for _line, cells in self.csv_numbered_rows(value, key)]
+
+    def csv_numbered_rows(self, value, key: str) -> list[tuple[int, list[str]]]:
+        """The rows of a CSV file named by ``key``, each with the line of the file it starts
+        on (1-based, for messages): as :meth:`csv_rows`, whose reading this is."""
         if not isinstance(value, str) or not value:
             raise self.err(key, f"expected a path to a CSV file, got {_kind(value)}")
         text = self.referenced_text(value, key)
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows = []
         try:
-            rows = [
-                [cell.strip() for cell in row]
-                for row in csv.reader(io.StringIO(text, newline=""))
-                if row and any(c.strip() for c in row) and not row[0].lstrip().startswith("#")
-            ]
+            start = 1
+            for row in reader:  # a blank line is a record too, so every line is counted
+                if row and any(c.strip() for c in row) and not row[0].lstrip().startswith("#"):
+                    rows.append((start, [cell.strip() for cell in row]))
+                start = reader.line_num + 1
         except csv.Error as exc:
             raise self.err(key, f"{value}: not a CSV file: {exc}") from None
         if not rows:
-            raise self.err(key, f"{value}: the file holds no rows")
+            raise self.err(key, f"{value}: the file holds no rows", code="missing_value")
         return rows
 
     def referenced_text(self, value: str, key: str) -> str:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any
 
 import numpy as np
@@ -10,9 +12,14 @@ import numpy as np
 from privopt.errors import InputError, close_matches
 from privopt.model import Distortion
 
-from ._reader import VALID_KEYS, _kind, _Reader
+from ._reader import VALID_KEYS, _kind, _Reader, csv_number
 
 DISTORTION_KINDS = ("hamming", "absolute", "squared", "matrix", "query", "metric")
+#: The columns of a metric's ``edges_file`` (the names in an error's field).
+EDGE_FILE_COLUMNS = ("from", "to", "weight")
+#: Names of the last column that make the first line of an ``edges_file`` a header
+#: (``from,to,length``; case does not matter).
+EDGE_FILE_HEADERS = ("weight", "length", "distance", "cost")
 #: The keys of a distortion table that belong to some kinds only (checked in this order).
 _KIND_KEYS = {
     "values": ("absolute", "squared", "query"),
@@ -159,7 +166,7 @@ class _DistortionSection(_Reader):
             n_secrets = prior.n_inputs
             secret_labels = prior.input_labels
 
-        metric = validate_metric(self.metric_value(raw, key), _Inputs, key)
+        metric = validate_metric(self.metric_value(raw, key, _Inputs), _Inputs, key)
         if not np.isfinite(metric.matrix).all():
             raise self.err(key, "a distortion needs finite distances (the graph is disconnected)")
         return Distortion(metric.matrix ** float(power), output_labels=prior.input_labels)
@@ -179,14 +186,33 @@ class _DistortionSection(_Reader):
             "([prior.grid] or [prior.points])",
         )
 
-    def metric_value(self, value, key: str):
-        """A ``metric`` value with file paths read and grid points filled in."""
+    def metric_value(self, value, key: str, secrets):
+        """A ``metric`` value with file paths read and grid points filled in.
+
+        Parameters
+        ----------
+        value : object
+            The ``metric`` as written.
+        key : str
+            The key that gives it (``privacy.metric`` or ``distortion.metric``).
+        secrets : prior-like
+            What the metric is on: its ``n_secrets`` and ``secret_labels`` (the symbols that
+            an edges file names).
+
+        Returns
+        -------
+        object
+            A value for :func:`privopt.notions.metric_dp.validate_metric` (a
+            :class:`~privopt.model.Metric` for an edges file, already validated).
+        """
         if isinstance(value, dict):
             value = dict(value)
             if "file" in value:
                 if set(value) != {"file"}:
                     raise self.err(key, 'a metric file stands alone: metric = { file = "…" }')
                 return self.csv_matrix(value["file"], f"{key}.file")
+            if "edges_file" in value:
+                return self.metric_edges_file(value, key, secrets)
             if "points" not in value and "edges" not in value and "matrix" not in value:
                 if self.location is None:
                     raise self.err(
@@ -201,6 +227,124 @@ class _DistortionSection(_Reader):
                     raise self.err(f"{key}.norm", f"expected a string, got {_kind(norm)}")
                 return self.located(lambda: self.location.metric(norm))
         return value
+
+    def metric_edges_file(self, value: dict, key: str, secrets):
+        """``metric = { edges_file = "roads.csv" }``: the shortest-path metric of the graph
+        whose edges a CSV file lists, one ``from,to,weight`` (or ``from,to``: weight 1) per
+        line, the ends as symbols of ``secrets`` or 0-based indices, as inline ``edges``.
+
+        The file is read as every CSV file of a problem (:meth:`csv_numbered_rows`) and the
+        graph checked by the same code as inline ``edges`` (the same metric); an error names
+        ``{key}.edges_file[line N].{from|to|weight}`` (the row alone for a self-loop, the
+        key for a disconnected graph) with a code of :data:`privopt.errors.INPUT_ERROR_CODES`.
+
+        Parameters
+        ----------
+        value : dict
+            The ``metric`` table: ``edges_file`` and optionally ``allow_disconnected``.
+        key : str
+            The key that gives it (``privacy.metric`` or ``distortion.metric``).
+        secrets : prior-like
+            The alphabet the ends name (``n_secrets``, ``secret_labels``).
+
+        Returns
+        -------
+        Metric
+            The graph's shortest-path metric on ``secrets``.
+
+        Raises
+        ------
+        InputError
+            Codes ``missing_value``, ``extra_value``, ``not_a_number``, ``unknown_symbol``,
+            ``index_out_of_range``, ``self_loop``, ``bad_edge_weight`` (negative, zero, NaN,
+            infinite) or ``disconnected_graph``.
+        """
+        from privopt.notions.metric_dp import validate_metric
+        from privopt.validation import secret_index
+
+        extra = set(value) - {"edges_file", "allow_disconnected"}
+        if extra:
+            raise self.err(
+                key,
+                "an edges file takes allow_disconnected alone beside it: "
+                f'metric = {{ edges_file = "…" }}; found {", ".join(sorted(extra))}',
+            )
+        file, full = value["edges_file"], f"{key}.edges_file"
+        rows = self.csv_numbered_rows(file, full)
+        first = rows[0][1]
+        width = len(first)
+        if width == 3 and first[-1].lower() in EDGE_FILE_HEADERS:
+            rows = rows[1:]  # a header line, e.g. "from,to,length"
+            if not rows:
+                raise self.err(full, f"{file}: a header line but no edges", code="missing_value")
+        else:
+            width = min(max(width, 2), 3)  # a row of 1 cell lacks its "to"; of 4, has one extra
+        labels = list(secrets.secret_labels)
+        columns = EDGE_FILE_COLUMNS[:width]
+        edges, lines = [], []
+        for line, cells in rows:
+            at = f"{full}[line {line}]"
+            if len(cells) > width:
+                raise self.err(
+                    at,
+                    f"{file}: line {line} has {len(cells)} values; every line of this file is "
+                    f"{','.join(columns)}",
+                    code="extra_value",
+                )
+            edge: list = []
+            for column, cell in itertools.zip_longest(columns, cells[:width], fillvalue=""):
+                if cell == "":
+                    raise self.err(
+                        f"{at}.{column}",
+                        f"{file}: line {line} has no {column} value",
+                        "missing_value",
+                    )
+                if column == "weight":
+                    try:
+                        edge.append(csv_number(cell))
+                    except ValueError:
+                        raise self.err(
+                            f"{at}.weight",
+                            f"{file}: line {line}: the weight {cell!r} is not a number",
+                            "not_a_number",
+                        ) from None
+                else:
+                    try:
+                        edge.append(secret_index(cell, labels, f"{at}.{column}"))
+                    except InputError as exc:
+                        raise self.err(
+                            exc.field, f"{file}: line {line}: {_detail(exc)}", exc.code
+                        ) from None
+            edges.append(edge)
+            lines.append((line, cells))
+        graph = {"edges": edges}
+        if "allow_disconnected" in value:
+            graph["allow_disconnected"] = value["allow_disconnected"]
+        try:  # the checks of inline edges: weights, self-loops, connectedness
+            return validate_metric(graph, secrets, key)
+        except InputError as exc:
+            raise self.edge_file_error(exc, key, file, lines) from None
+
+    def edge_file_error(self, exc: InputError, key: str, file: str, lines: list) -> InputError:
+        """An error of the graph check on the edges of ``{key}.edges_file``, named by the line
+        and column of the file instead of the index of the edge."""
+        inline = f"{key}.edges"
+        if exc.field == inline:  # the graph as a whole (disconnected)
+            return self.err(f"{key}.edges_file", f"{file}: {_detail(exc)}", exc.code)
+        match = re.fullmatch(re.escape(inline) + r"\[(\d+)\]", exc.field or "")
+        if match is None:
+            return self.err(exc.field, _detail(exc), exc.code)
+        line, cells = lines[int(match.group(1))]
+        at = f"{key}.edges_file[line {line}]"
+        if exc.code == "self_loop":
+            return self.err(at, f"{file}: line {line} joins {cells[0]!r} to itself", exc.code)
+        if exc.code == "bad_edge_weight":
+            return self.err(
+                f"{at}.weight",
+                f"{file}: line {line}: the weight {cells[2]!r} must be a positive finite number",
+                exc.code,
+            )
+        return self.err(at, f"{file}: line {line}: {_detail(exc)}", exc.code)
 
     def extras(self, t: dict, main: Distortion, prior) -> list:
         raw = t.get("extra")
@@ -235,3 +379,10 @@ class _DistortionSection(_Reader):
                 )
             out.append((d, budget))
         return out
+
+
+def _detail(exc: InputError) -> str:
+    """The message of ``exc`` without its field prefix."""
+    text = str(exc)
+    prefix = f"{exc.field}: " if exc.field else ""
+    return text[len(prefix) :] if prefix and text.startswith(prefix) else text

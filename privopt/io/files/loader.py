@@ -103,8 +103,9 @@ def read_toml(path: str | os.PathLike) -> dict:
 
 #: Keys whose string value names another file that a problem file reads (a CSV file, read
 #: relative to the problem file's folder): ``[prior] file``, ``[prior.grid] counts_file``,
-#: ``metric = { file = … }`` and ``neighbors = { file = … }``.
-FILE_KEYS = ("file", "counts_file")
+#: ``metric = { file = … }``, ``metric = { edges_file = … }`` and
+#: ``neighbors = { file = … }``.
+FILE_KEYS = ("file", "counts_file", "edges_file")
 
 
 @dataclass(frozen=True)

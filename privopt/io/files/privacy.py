@@ -60,7 +60,7 @@ class _PrivacySection(_Reader):
         by the notion (in an audit file without a notion, by the notion that declares each)."""
         raw = {k: v for k, v in t.items() if k in notion_option_keys()}
         if "metric" in raw:
-            raw["metric"] = self.metric_value(raw["metric"], "privacy.metric")
+            raw["metric"] = self.metric_value(raw["metric"], "privacy.metric", spec.prior)
         elif self.location is not None and spec.notion == "metric_dp":
             raw["metric"] = self.located(self.location.metric)  # the map's own distance
         if spec.notion is not None:
