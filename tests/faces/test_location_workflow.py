@@ -430,6 +430,41 @@ def test_places_file_solves_and_prints_the_comparison(tmp_path, capsys):
         assert row["metric_level"] <= 2.0 * (1 + 1e-7)
 
 
+def test_with_a_spanner_the_cli_compares_at_the_guaranteed_level(tmp_path, capsys):
+    """spanner = 1.1 at ε = 0.5: the design is guaranteed 0.55 on every pair, so the Laplace
+    baseline is calibrated to 0.55 (JSON), and the report's level lines give the level on the
+    spanner's edges, the guaranteed 0.55 and the measured level on every pair."""
+    import re
+
+    path = write(
+        tmp_path,
+        "s.toml",
+        'title = "spanner"\n[prior.grid]\nrows = 5\ncols = 5\ncell_size = 1\n'
+        "counts = [[1,2,3,4,5],[2,6,9,7,3],[3,9,20,14,5],[2,7,12,10,4],[1,3,5,4,2]]\n"
+        '[distortion]\nkind = "metric"\n'
+        '[privacy]\nnotion = "metric_dp"\nepsilon = 0.5\nspanner = 1.1\n',
+    )
+    status, out, err = cli(capsys, "solve", path, "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    comparison = data["laplace_comparison"]
+    assert comparison["epsilon"] == 0.5
+    assert comparison["spanner_stretch"] == 1.1
+    assert comparison["guaranteed_level"] == pytest.approx(0.55)
+    assert comparison["laplace_epsilon"] == pytest.approx(0.55)
+    for row in comparison["mechanisms"]:
+        assert row["metric_level"] <= 0.55 * (1 + 1e-7)
+    measured = data["notes"]["metric_level"]
+    status, out, err = cli(capsys, "solve", path)
+    assert status == 0, err
+    level = [line for line in out.splitlines() if line.startswith("level")]
+    assert len(level) == 1
+    at = out.splitlines().index(level[0])
+    numbers = [float(x) for x in re.findall(r"\d+\.\d+", out.splitlines()[at + 1])]
+    assert numbers[0] == pytest.approx(0.55)  # the guarantee on every pair
+    assert numbers[-1] == pytest.approx(measured, rel=1e-8)  # and the level measured there
+
+
 def test_the_laplace_comparison_is_left_out_beyond_the_time_limit(tmp_path, capsys, monkeypatch):
     """The comparison is an extra beside the answer: a run stopped by its limit (block-ipm
     stopped after a few iterations, with its best feasible mechanism) does not spend more
