@@ -144,6 +144,9 @@ INPUT_ERROR_CODES = {
     "disconnected_graph": "a graph whose vertices are not all joined by paths",
     "bad_edge_weight": "an edge weight that is not a positive finite number (negative, 0, NaN)",
     "self_loop": "an edge from a vertex to itself",
+    "duplicate_edge": "an edge given twice (in either direction) with different weights",
+    "malformed_edge": "an edge that is not [a, b] or [a, b, weight]",
+    "not_an_index": "an index that is not an integer (a fraction, a boolean, text)",
     "index_out_of_range": "an index outside the alphabet",
     "unknown_symbol": "a name that is not a symbol of the alphabet",
 }
