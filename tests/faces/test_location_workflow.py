@@ -391,6 +391,72 @@ def test_bad_checkins_exit_2_with_field_and_code(tmp_path, capsys, csv, field, c
     assert str(path) in err
 
 
+MAP_FILE = """
+title = "map"
+source = "test"
+[prior.grid]
+{grid}
+[distortion]
+kind = "metric"
+[privacy]
+notion = "metric_dp"
+epsilon = 1.0
+"""
+
+
+@pytest.mark.parametrize(
+    ("grid", "field", "code"),
+    [
+        (
+            'checkins_file = "absent.csv"\ncell_size = 1.0',
+            "prior.grid.checkins_file",
+            "missing_file",
+        ),
+        ('checkins_file = "c.csv"\ncell_size = -1.0', "prior.grid.cell_size", "not_positive"),
+        ('checkins_file = "c.csv"\ncell_size = 0', "prior.grid.cell_size", "not_positive"),
+        ('checkins_file = "c.csv"\ncell_size = nan', "prior.grid.cell_size", "not_a_number"),
+        ('checkins_file = "c.csv"\ncell_size = inf', "prior.grid.cell_size", "not_a_number"),
+        (
+            'checkins_file = "c.csv"\ncell_size = 1.0\nbounds = [2, 0, 0, 2]',
+            "prior.grid.bounds",
+            "inverted_bounds",
+        ),
+        (
+            'checkins_file = "zero.csv"\ncell_size = 1.0',
+            "prior.grid.checkins_file",
+            "zero_total_weight",
+        ),
+        (
+            "rows = 1\ncols = 2\ncounts = [[0, 0]]",
+            "prior.grid.counts",
+            "zero_total_weight",
+        ),
+        ("rows = 1\ncols = 2\ncell_size = -2", "prior.grid.cell_size", "not_positive"),
+        (
+            'rows = 1\ncols = 2\ncounts_file = "absent.csv"',
+            "prior.grid.counts_file",
+            "missing_file",
+        ),
+        (
+            'checkins_file = "c.csv"\ncell_size = 1.0\n[prior.grid.outputs]\ncell_size = -1',
+            "prior.grid.outputs.cell_size",
+            "not_positive",
+        ),
+    ],
+)
+def test_bad_map_keys_exit_2_with_field_and_code(tmp_path, capsys, grid, field, code):
+    write(tmp_path, "c.csv", "x,y\n0.5,0.5\n1.5,0.5\n")
+    write(tmp_path, "zero.csv", "x,y,weight\n0.5,0.5,0\n1.5,0.5,0\n")
+    path = write(tmp_path, "p.toml", MAP_FILE.format(grid=grid))
+    with pytest.raises(po.InputError) as info:
+        load_problem(path)
+    assert (info.value.field, info.value.code) == (field, code)
+    status, out, err = cli(capsys, "solve", path, "--json")
+    assert status == 2
+    payload = json.loads(out)
+    assert (payload["field"], payload["code"]) == (field, code)
+
+
 def test_disconnected_graph_in_a_file_exits_2(tmp_path, capsys):
     text = (
         'title = "g"\nsource = "t"\n[prior]\nprobs = [0.25, 0.25, 0.25, 0.25]\n'
