@@ -140,7 +140,21 @@ def _too_big(name: str, size: str, limit: int) -> InputError:
     return InputError(
         f"{name}: the file is {size}, more than the limit of {_size_text(limit)}; if it is "
         f"genuine, raise the limit with the environment variable {MAX_FILE_BYTES_ENV}="
-        "<bytes>"
+        "<bytes>",
+        code="file_too_large",
+    )
+
+
+def _unreadable(name: str, exc: OSError) -> InputError:
+    """A file that cannot be opened or read: ``missing_file`` when it does not exist."""
+    code = "missing_file" if isinstance(exc, FileNotFoundError) else "unreadable_file"
+    return InputError(f"{name}: cannot read the file: {exc.strerror or exc}", code=code)
+
+
+def _not_regular(name: str, kind: str) -> InputError:
+    return InputError(
+        f"{name}: is {kind}, not a regular file; privopt reads only files",
+        code="not_a_regular_file",
     )
 
 
@@ -166,29 +180,31 @@ def read_input_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
     Raises
     ------
     InputError
-        ``"<path>: …"`` when the file is missing or unreadable, is not a regular file (a
-        directory, a FIFO, a device), or is larger than ``limit``.
+        ``"<path>: …"`` when the file is missing (code ``"missing_file"``) or unreadable
+        (``"unreadable_file"``), is not a regular file (a directory, a FIFO, a device:
+        ``"not_a_regular_file"``), or is larger than ``limit`` (``"file_too_large"``). Its
+        ``field`` is ``None``: callers that know the key name it.
     """
     name = os.fspath(path)
     limit = max_file_bytes() if limit is None else int(limit)
     try:
         kind = file_kind(os.stat(name).st_mode)  # refuse devices without opening them
     except OSError as exc:
-        raise InputError(f"{name}: cannot read the file: {exc.strerror or exc}") from None
+        raise _unreadable(name, exc) from None
     if kind is not None:
-        raise InputError(f"{name}: is {kind}, not a regular file; privopt reads only files")
+        raise _not_regular(name, kind)
     flags = os.O_RDONLY
     for extra in ("O_NONBLOCK", "O_NOCTTY", "O_BINARY", "O_CLOEXEC"):
         flags |= getattr(os, extra, 0)
     try:
         fd = os.open(name, flags)
     except OSError as exc:
-        raise InputError(f"{name}: cannot read the file: {exc.strerror or exc}") from None
+        raise _unreadable(name, exc) from None
     try:
         info = os.fstat(fd)
         kind = file_kind(info.st_mode)
         if kind is not None:  # replaced between the stat and the open
-            raise InputError(f"{name}: is {kind}, not a regular file; privopt reads only files")
+            raise _not_regular(name, kind)
         if info.st_size > limit:
             raise _too_big(name, _size_text(info.st_size), limit)
         chunks, total = [], 0
@@ -202,7 +218,7 @@ def read_input_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
             raise _too_big(name, f"more than {_size_text(limit)}", limit)
         return b"".join(chunks)
     except OSError as exc:
-        raise InputError(f"{name}: cannot read the file: {exc.strerror or exc}") from None
+        raise _unreadable(name, exc) from None
     finally:
         os.close(fd)
 
@@ -226,7 +242,8 @@ def decode_text(data: bytes, name: str) -> str:
     Raises
     ------
     InputError
-        If the bytes are not UTF-8 (the message gives the line and column).
+        If the bytes are not UTF-8 (code ``"not_utf8"``; the message gives the line and
+        column).
     """
     try:
         text = data.decode("utf-8")
@@ -235,7 +252,8 @@ def decode_text(data: bytes, name: str) -> str:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError(
             f"{name}: not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, column "
-            f"{column} ({exc.reason}); save the file as UTF-8"
+            f"{column} ({exc.reason}); save the file as UTF-8",
+            code="not_utf8",
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]

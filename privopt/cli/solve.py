@@ -190,7 +190,7 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     distortion = result.distortion if result is not None else out["distortion"]
     if level is None:
         return _lines(lines + ["", "no feasible mechanism was found"])
-    lines.append(f"level       {notion} = {_fixed(level, 12)} {unit}")
+    lines += _level_lines(notion, level, unit, out.get("notes") or {})
     lines.append(f"distortion  E[d] = {_fixed(distortion, 12)}")
     lines += _answer_lines(out)
     leakage = dict(result.leakage) if result is not None else out.get("leakage")
@@ -205,6 +205,27 @@ def _solve_text(spec: ProblemSpec, out: dict, checks: list[dict], result=None) -
     if checks:
         lines += [""] + _reference_lines(spec, checks)
     return _lines(lines)
+
+
+def _level_lines(notion: str, level: float, unit: str, notes: dict) -> list[str]:
+    """The answer's level; for a design written on a spanner (``notes`` has
+    ``spanner_stretch``) the level labelled as the one on the spanner's edges, and the
+    guarantee ε·δ on every pair of the metric with its re-measured value."""
+    stretch = notes.get("spanner_stretch")
+    if stretch is None:
+        return [f"level       {notion} = {_fixed(level, 12)} {unit}"]
+    from privopt.solve.units import from_nats
+
+    guaranteed = notes.get("guaranteed_metric_level")
+    guaranteed = level * stretch if guaranteed is None else from_nats(guaranteed, unit)
+    measured = notes.get("metric_level")
+    shown = "" if measured is None else f", measured {_fmt(from_nats(measured, unit), 9)}"
+    return [
+        f"level       {notion} = {_fixed(level, 12)} {unit} on the spanner's edges "
+        f"(spanner = {stretch:g})",
+        f"            {notion} <= {_fixed(guaranteed, 12)} {unit} on every pair "
+        f"(level·{stretch:g}{shown})",
+    ]
 
 
 def _request_text(out: dict, result=None) -> str:

@@ -258,14 +258,21 @@ def pairwise_distances(a, b, norm: str = "euclidean", field: str = "points") -> 
 
 
 def _positive(value, field: str) -> float:
+    """``value`` as a positive finite float; else an :class:`InputError` named ``field``,
+    code ``"not_a_number"`` (text, a boolean, NaN, infinity) or ``"not_positive"`` (zero or
+    negative)."""
     try:
         if isinstance(value, bool):
             raise TypeError
         number = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"must be a positive number, got {value!r}", field) from None
-    if not (math.isfinite(number) and number > 0):
-        raise InputError(f"must be a positive number, got {value!r}", field)
+        raise InputError(
+            f"must be a positive number, got {value!r}", field, code="not_a_number"
+        ) from None
+    if not math.isfinite(number):
+        raise InputError(f"must be a positive number, got {value!r}", field, code="not_a_number")
+    if number <= 0:
+        raise InputError(f"must be a positive number, got {value!r}", field, code="not_positive")
     return number
 
 
@@ -682,7 +689,7 @@ class LocationGrid(_LocationMap):
                     "counts must be finite and non-negative", f"{field}.counts", "negative_weight"
                 )
             if not (weights > 0).any():  # a sum of counts near 1e308 overflows: not asked
-                raise InputError("counts are all zero", f"{field}.counts")
+                raise InputError("counts are all zero", f"{field}.counts", "zero_total_weight")
         self.counts = weights
         self.planar_points = self.points
         self._set_outputs(outputs, self.cells, self.labels)
@@ -769,6 +776,7 @@ class LocationGrid(_LocationMap):
                     "bounds are (x_min, y_min, x_max, y_max) or (south, west, north, east) "
                     "with each minimum below its maximum",
                     f"{field}.bounds",
+                    code="inverted_bounds",
                 )
             if coordinates == "latlon":
                 check_coordinates([low, high], "latlon", f"{field}.bounds")
@@ -803,7 +811,11 @@ class LocationGrid(_LocationMap):
         counts = np.zeros((rows, cols))
         np.add.at(counts, (r, c), 1.0 if weights is None else weights)
         if not (counts > 0).any():
-            raise InputError("the check-ins have zero total weight", field)
+            raise InputError(  # named by the table's file when read from one, as its rows are
+                "the check-ins have zero total weight",
+                checkins.source if lines is not None else field,
+                "zero_total_weight",
+            )
         return cls(
             rows,
             cols,
@@ -1010,7 +1022,9 @@ class LocationPoints(_LocationMap):
                     code="negative_weight",
                 )
             if not (self.weights > 0).any():
-                raise InputError("the weights are all zero", f"{field}.weights")
+                raise InputError(
+                    "the weights are all zero", f"{field}.weights", code="zero_total_weight"
+                )
         self._labels = [str(i) for i in range(k)] if labels is None else [str(s) for s in labels]
         if len(self._labels) != k or len(set(self._labels)) != k:
             raise InputError(f"give {k} distinct labels", f"{field}.labels")

@@ -12,7 +12,9 @@ tab-separated ``user, time, latitude, longitude, place id`` per visit) are read 
 Every bad row is an :class:`~privopt.errors.InputError` named
 ``{source}[line N].{column}`` (the line of the file) with a code: ``"missing_value"`` (an
 empty cell or a short row), ``"not_a_number"`` (text, NaN or infinity), ``"latitude_range"``
-(outside ±90°), ``"longitude_range"`` (outside ±180°) or ``"negative_weight"``.
+(outside ±90°), ``"longitude_range"`` (outside ±180°) or ``"negative_weight"``. A file
+that cannot be read is named by ``source`` (default: its path), with the code of
+:func:`privopt._io.read_input_file` (``"missing_file"``, …).
 """
 
 from __future__ import annotations
@@ -98,11 +100,25 @@ def read_location_csv(
     Raises
     ------
     InputError
-        For an unreadable file, or a bad row (codes in the module docstring).
+        For a file that cannot be read, named ``source`` (default: the path) with a code
+        (``"missing_file"``, ``"unreadable_file"``, ``"not_a_regular_file"``,
+        ``"file_too_large"``, ``"not_utf8"``), or a bad row (codes in the module docstring).
     """
     name = os.fspath(path)
-    text = decode_text(read_input_file(name), name)
+    try:
+        text = decode_text(read_input_file(name), name)
+    except InputError as exc:
+        raise _named(exc, source or name, name) from None
     return parse_location_csv(text, coordinates=coordinates, columns=columns, source=source or name)
+
+
+def _named(exc: InputError, field: str, name: str) -> InputError:
+    """A file error (``"<name>: …"``, no field) named ``field``, its code kept; the path
+    stays in the message when ``field`` is another key."""
+    text = str(exc)
+    if field == name and text.startswith(f"{name}: "):
+        text = text[len(name) + 2 :]
+    return InputError(text, field, code=exc.code)
 
 
 def _delimiter(line: str) -> str:

@@ -403,7 +403,7 @@ class Metric:
         k: int,
         edges,
         labels=None,
-        field: str = "privacy.metric",
+        field: str = "edges",
         allow_disconnected: bool = False,
     ) -> Metric:
         """The shortest-path metric of an undirected weighted graph.
@@ -413,6 +413,14 @@ class Metric:
         them and a mechanism may reveal the component outright. That is rarely meant (a road
         network with a missing edge, an isolated vertex); ask for it explicitly.
 
+        An edge listed more than once (in either direction: the graph is undirected) is
+        accepted when every copy has the same weight (to a relative ``1e-12``): edge lists
+        of road networks often give each road once per direction. Copies with different
+        weights are refused (code ``"duplicate_edge"``) rather than resolved silently: two
+        lengths for one road are a mistake in the data more often than parallel roads, and
+        keeping the shortest would loosen the guarantee on that pair without a word. Give
+        the weight meant (for parallel roads, the shortest) once.
+
         Parameters
         ----------
         k : int
@@ -421,7 +429,9 @@ class Metric:
             ``(a, b)`` (weight 1) or ``(a, b, w)`` with ``w > 0``; vertices as indices.
         labels : sequence of str, optional
         field : str
-            The key named in messages; a bad edge ``n`` is named ``{field}[n]``.
+            The key named in messages (default ``"edges"``, this argument); a bad edge ``n``
+            is named ``{field}[n]``. The problem-file layer passes its own key
+            (``privacy.metric.edges``).
         allow_disconnected : bool
             Accept a disconnected graph (distance ``+inf``, no constraint, between
             components).
@@ -433,20 +443,17 @@ class Metric:
         Raises
         ------
         InputError
-            With :attr:`~privopt.errors.InputError.code` ``"index_out_of_range"``,
-            ``"self_loop"``, ``"bad_edge_weight"`` (negative, zero, NaN or infinite) or
+            With :attr:`~privopt.errors.InputError.code` ``"malformed_edge"`` (not ``[a, b]``
+            or ``[a, b, w]``), ``"not_an_index"`` (an end that is not an integer),
+            ``"index_out_of_range"``, ``"self_loop"``, ``"not_a_number"`` (a weight that is
+            not a number), ``"bad_edge_weight"`` (negative, zero, NaN or infinite),
+            ``"duplicate_edge"`` (an edge given twice with different weights) or
             ``"disconnected_graph"``.
         """
         import scipy.sparse as sp
         from scipy.sparse.csgraph import connected_components, shortest_path
 
-        a, b, w = _edge_arrays(k, edges, field)
-        # duplicate edges: keep the shortest (coo sums duplicates; rebuild from the minima)
-        order = np.lexsort((w, b, a))
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = (a[order][1:] != a[order][:-1]) | (b[order][1:] != b[order][:-1])
-        keep = order[first]
-        a, b, w = a[keep], b[keep], w[keep]
+        a, b, w = _unique_edges(*_edge_arrays(k, edges, field), field)
         graph = sp.csr_matrix((w, (a, b)), shape=(k, k))
         if not allow_disconnected:
             count, component = connected_components(graph, directed=False)
@@ -738,8 +745,8 @@ def pair_level(channel: np.ndarray, pairs: MetricPairs, rows: np.ndarray | None 
 
 
 def _edge_arrays(k: int, edges, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Edges ``(a, b[, w])`` as index and weight arrays (checked; edge ``n`` is named
-    ``{field}[n]``)."""
+    """Edges ``(a, b[, w])`` as index and weight arrays, each edge once in the order given
+    (checked; edge ``n`` is named ``{field}[n]``)."""
     rows = list(edges) if not isinstance(edges, np.ndarray) else list(edges)
     if not rows:
         raise InputError("the graph has no edges: give [[a, b], …] or [[a, b, w], …]", field)
@@ -750,21 +757,28 @@ def _edge_arrays(k: int, edges, field: str) -> tuple[np.ndarray, np.ndarray, np.
             items = list(edge)
         except TypeError:
             raise InputError(
-                f"edge {n} is {edge!r}: write each edge as [a, b] or [a, b, weight]", at
+                f"edge {n} is {edge!r}: write each edge as [a, b] or [a, b, weight]",
+                at,
+                code="malformed_edge",
             ) from None
         if len(items) not in (2, 3):
             raise InputError(
-                f"edge {n} has {len(items)} entries: write [a, b] or [a, b, weight]", at
+                f"edge {n} has {len(items)} entries: write [a, b] or [a, b, weight]",
+                at,
+                code="malformed_edge",
             )
         try:
+            if isinstance(items[0], (bool, np.bool_)) or isinstance(items[1], (bool, np.bool_)):
+                raise TypeError
             ia, ib = int(items[0]), int(items[1])
             if ia != items[0] or ib != items[1]:
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
             raise InputError(
-                f"edge {n}: the ends {items[0]!r}, {items[1]!r} must be secret indices or "
-                "symbols of the secret alphabet",
+                f"edge {n}: the ends {items[0]!r}, {items[1]!r} must be integer indices of "
+                f"secrets, 0..{k - 1}",
                 at,
+                code="not_an_index",
             ) from None
         if not (0 <= ia < k and 0 <= ib < k):
             raise InputError(
@@ -792,12 +806,40 @@ def _edge_arrays(k: int, edges, field: str) -> tuple[np.ndarray, np.ndarray, np.
         a.append(ia)
         b.append(ib)
         w.append(weight)
-    a_arr, b_arr, w_arr = np.array(a), np.array(b), np.array(w)
-    return (
-        np.concatenate([a_arr, b_arr]).astype(np.int64),
-        np.concatenate([b_arr, a_arr]).astype(np.int64),
-        np.concatenate([w_arr, w_arr]),
-    )
+    return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64), np.array(w, dtype=float)
+
+
+#: Relative difference below which two copies of an edge have the same weight.
+DUPLICATE_EDGE_TOLERANCE = 1e-12
+
+
+def _unique_edges(
+    a: np.ndarray, b: np.ndarray, w: np.ndarray, field: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each undirected edge once, in both directions (``a, b`` then ``b, a``); copies of an
+    edge (in either direction) must have the same weight, else the first copy that differs
+    from the edge's first listing is refused, named ``{field}[n]`` with code
+    ``"duplicate_edge"``."""
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((np.arange(a.size), hi, lo))  # by edge, then as listed
+    lo_s, hi_s, w_s = lo[order], hi[order], w[order]
+    starts = np.ones(order.size, dtype=bool)
+    starts[1:] = (lo_s[1:] != lo_s[:-1]) | (hi_s[1:] != hi_s[:-1])
+    first_weight = w_s[starts][np.cumsum(starts) - 1]  # each copy's edge as first listed
+    differs = np.abs(w_s - first_weight) > DUPLICATE_EDGE_TOLERANCE * first_weight
+    if differs.any():
+        n = int(order[differs].min())  # the earliest listed copy that conflicts
+        first = int(np.flatnonzero((lo == lo[n]) & (hi == hi[n]))[0])
+        raise InputError(
+            f"edge {n} joins {a[n]} and {b[n]} with weight {w[n]:.12g}, but edge {first} "
+            f"already joins them with weight {w[first]:.12g}: give each edge one weight (for "
+            "parallel roads, the shortest)",
+            f"{field}[{n}]",
+            code="duplicate_edge",
+        )
+    keep = order[starts]
+    lo, hi, w = lo[keep], hi[keep], w[keep]
+    return np.concatenate([lo, hi]), np.concatenate([hi, lo]), np.concatenate([w, w])
 
 
 def _lattice_pairs(rows: int, cols: int, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -160,7 +160,11 @@ def _as_edge_rows(edges, field: str) -> list:
     out = []
     for n, edge in enumerate(edges):
         if not isinstance(edge, (list, tuple)) or len(edge) not in (2, 3):
-            raise InputError(f"edge {n} is {edge!r}: write [a, b] or [a, b, weight]", field)
+            raise InputError(
+                f"edge {n} is {edge!r}: write [a, b] or [a, b, weight]",
+                f"{field}[{n}]",
+                code="malformed_edge",
+            )
         out.append(list(edge))
     return out
 

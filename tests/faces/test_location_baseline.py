@@ -264,6 +264,93 @@ def test_comparison_with_a_manhattan_metric_and_a_given_result():
     assert all(row.metric_level <= 0.5 * (1 + 1e-7) for row in found.rows)
 
 
+def test_with_a_spanner_the_baseline_is_held_to_the_designs_guarantee():
+    """A design at ε on a δ-spanner's edges is guaranteed (ε·δ)·d on every pair: the planar
+    Laplace baseline is calibrated to ε·δ, not to ε (a stricter guarantee than the design's)."""
+    from privopt.model.planar_laplace import planar_laplace
+
+    grid = LocationGrid(5, 5, counts=np.arange(1, 26).reshape(5, 5))
+    eps, stretch = 0.5, 1.1
+    metric = grid.metric()
+    with pytest.warns(UserWarning):  # the spanner's note on the full metric's level
+        result = po.design(
+            grid.prior(),
+            grid.distortion(),
+            "metric_dp",
+            epsilon=eps,
+            metric=metric,
+            spanner=stretch,
+        )
+    found = compare_with_laplace(grid, eps, result=result, metric=metric)
+    assert found.epsilon == eps
+    assert found.spanner_stretch == stretch
+    assert found.guaranteed_level == pytest.approx(eps * stretch)
+    assert found.laplace_epsilon == pytest.approx(eps * stretch)  # Euclidean: ε' = the level
+    baseline = planar_laplace(grid, eps * stretch)
+    loss = measures.expected_distortion(grid.prior(), baseline, grid.distortion().matrix)
+    assert found.laplace.quality_loss == pytest.approx(loss, rel=1e-12)
+    for row in found.rows:
+        assert row.metric_level <= eps * stretch * (1 + 1e-7)
+    assert found.laplace.metric_level > eps  # not held to the design's level on the edges
+    data = found.to_dict()
+    assert data["guaranteed_level"] == pytest.approx(eps * stretch)
+    assert data["spanner_stretch"] == stretch
+    # the design solved here from the spanner option: the same calibration
+    with pytest.warns(UserWarning):
+        solved = compare_with_laplace(grid, eps, metric=metric, spanner=stretch)
+    assert solved.guaranteed_level == pytest.approx(eps * stretch)
+    assert solved.laplace.quality_loss == pytest.approx(found.laplace.quality_loss, rel=1e-12)
+    assert solved.optimal.quality_loss == pytest.approx(result.distortion, rel=1e-6)
+
+
+def test_without_a_spanner_the_guaranteed_level_is_the_level():
+    grid = LocationGrid(4, 4, counts=np.arange(1, 17).reshape(4, 4))
+    found = compare_with_laplace(grid, 0.6, spanner=1.0)  # stretch 1: the exact pairs
+    assert found.spanner_stretch is None
+    assert found.guaranteed_level == found.epsilon == 0.6
+    assert found.to_dict()["spanner_stretch"] is None
+
+
+def test_the_table_states_the_guaranteed_level_and_compares_at_it():
+    """The table's numbers: the guaranteed level, the design's level on the edges, the
+    stretch, and the optimal loss as a share of each baseline's."""
+    import re
+
+    from privopt.solve.location import comparison_table
+
+    rows = [
+        {"mechanism": "optimal", "quality_loss": 1.5, "adversary_error": 1.0, "metric_level": 0.54},
+        {
+            "mechanism": "planar Laplace",
+            "quality_loss": 3.0,
+            "adversary_error": 1.0,
+            "metric_level": 0.55,
+        },
+    ]
+    data = {
+        "epsilon": 0.5,
+        "guaranteed_level": 0.55,
+        "spanner_stretch": 1.1,
+        "laplace_epsilon": 0.55,
+        "mechanisms": rows,
+    }
+
+    def numbers(line: str) -> list[float]:
+        return [float(x) for x in re.findall(r"\d+(?:\.\d+)?", line)]
+
+    lines = comparison_table(data).splitlines()
+    assert numbers(lines[0]) == [0.55]  # the heading: the level every row is held to
+    assert numbers(lines[1]) == [0.5, 1.1, 0.5, 1.1]  # the design: ε on a δ-spanner's edges
+    assert 0.55 in numbers(lines[2])  # the Laplace noise's ε'
+    share = next(line for line in lines if "%" in line)
+    assert numbers(share) == [0.55, 50.0]
+    exact = comparison_table(
+        {**data, "guaranteed_level": 0.5, "spanner_stretch": None, "laplace_epsilon": 0.5}
+    )
+    assert len(exact.splitlines()) == len(lines) - 1  # no spanner line
+    assert numbers(exact.splitlines()[0]) == [0.5]
+
+
 def test_levels_are_measured_only_where_the_pairs_are_cheap():
     """Finding the constraint pairs of a dense metric is O(k³): beyond 1,000 places of
     support a level is measured only when the pairs are known (cached by the design) or the

@@ -391,6 +391,72 @@ def test_bad_checkins_exit_2_with_field_and_code(tmp_path, capsys, csv, field, c
     assert str(path) in err
 
 
+MAP_FILE = """
+title = "map"
+source = "test"
+[prior.grid]
+{grid}
+[distortion]
+kind = "metric"
+[privacy]
+notion = "metric_dp"
+epsilon = 1.0
+"""
+
+
+@pytest.mark.parametrize(
+    ("grid", "field", "code"),
+    [
+        (
+            'checkins_file = "absent.csv"\ncell_size = 1.0',
+            "prior.grid.checkins_file",
+            "missing_file",
+        ),
+        ('checkins_file = "c.csv"\ncell_size = -1.0', "prior.grid.cell_size", "not_positive"),
+        ('checkins_file = "c.csv"\ncell_size = 0', "prior.grid.cell_size", "not_positive"),
+        ('checkins_file = "c.csv"\ncell_size = nan', "prior.grid.cell_size", "not_a_number"),
+        ('checkins_file = "c.csv"\ncell_size = inf', "prior.grid.cell_size", "not_a_number"),
+        (
+            'checkins_file = "c.csv"\ncell_size = 1.0\nbounds = [2, 0, 0, 2]',
+            "prior.grid.bounds",
+            "inverted_bounds",
+        ),
+        (
+            'checkins_file = "zero.csv"\ncell_size = 1.0',
+            "prior.grid.checkins_file",
+            "zero_total_weight",
+        ),
+        (
+            "rows = 1\ncols = 2\ncounts = [[0, 0]]",
+            "prior.grid.counts",
+            "zero_total_weight",
+        ),
+        ("rows = 1\ncols = 2\ncell_size = -2", "prior.grid.cell_size", "not_positive"),
+        (
+            'rows = 1\ncols = 2\ncounts_file = "absent.csv"',
+            "prior.grid.counts_file",
+            "missing_file",
+        ),
+        (
+            'checkins_file = "c.csv"\ncell_size = 1.0\n[prior.grid.outputs]\ncell_size = -1',
+            "prior.grid.outputs.cell_size",
+            "not_positive",
+        ),
+    ],
+)
+def test_bad_map_keys_exit_2_with_field_and_code(tmp_path, capsys, grid, field, code):
+    write(tmp_path, "c.csv", "x,y\n0.5,0.5\n1.5,0.5\n")
+    write(tmp_path, "zero.csv", "x,y,weight\n0.5,0.5,0\n1.5,0.5,0\n")
+    path = write(tmp_path, "p.toml", MAP_FILE.format(grid=grid))
+    with pytest.raises(po.InputError) as info:
+        load_problem(path)
+    assert (info.value.field, info.value.code) == (field, code)
+    status, out, err = cli(capsys, "solve", path, "--json")
+    assert status == 2
+    payload = json.loads(out)
+    assert (payload["field"], payload["code"]) == (field, code)
+
+
 def test_disconnected_graph_in_a_file_exits_2(tmp_path, capsys):
     text = (
         'title = "g"\nsource = "t"\n[prior]\nprobs = [0.25, 0.25, 0.25, 0.25]\n'
@@ -428,6 +494,41 @@ def test_places_file_solves_and_prints_the_comparison(tmp_path, capsys):
     assert names == ["optimal", "planar Laplace", "planar Laplace + optimal remap"]
     for row in data["laplace_comparison"]["mechanisms"]:
         assert row["metric_level"] <= 2.0 * (1 + 1e-7)
+
+
+def test_with_a_spanner_the_cli_compares_at_the_guaranteed_level(tmp_path, capsys):
+    """spanner = 1.1 at ε = 0.5: the design is guaranteed 0.55 on every pair, so the Laplace
+    baseline is calibrated to 0.55 (JSON), and the report's level lines give the level on the
+    spanner's edges, the guaranteed 0.55 and the measured level on every pair."""
+    import re
+
+    path = write(
+        tmp_path,
+        "s.toml",
+        'title = "spanner"\n[prior.grid]\nrows = 5\ncols = 5\ncell_size = 1\n'
+        "counts = [[1,2,3,4,5],[2,6,9,7,3],[3,9,20,14,5],[2,7,12,10,4],[1,3,5,4,2]]\n"
+        '[distortion]\nkind = "metric"\n'
+        '[privacy]\nnotion = "metric_dp"\nepsilon = 0.5\nspanner = 1.1\n',
+    )
+    status, out, err = cli(capsys, "solve", path, "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    comparison = data["laplace_comparison"]
+    assert comparison["epsilon"] == 0.5
+    assert comparison["spanner_stretch"] == 1.1
+    assert comparison["guaranteed_level"] == pytest.approx(0.55)
+    assert comparison["laplace_epsilon"] == pytest.approx(0.55)
+    for row in comparison["mechanisms"]:
+        assert row["metric_level"] <= 0.55 * (1 + 1e-7)
+    measured = data["notes"]["metric_level"]
+    status, out, err = cli(capsys, "solve", path)
+    assert status == 0, err
+    level = [line for line in out.splitlines() if line.startswith("level")]
+    assert len(level) == 1
+    at = out.splitlines().index(level[0])
+    numbers = [float(x) for x in re.findall(r"\d+\.\d+", out.splitlines()[at + 1])]
+    assert numbers[0] == pytest.approx(0.55)  # the guarantee on every pair
+    assert numbers[-1] == pytest.approx(measured, rel=1e-8)  # and the level measured there
 
 
 def test_the_laplace_comparison_is_left_out_beyond_the_time_limit(tmp_path, capsys, monkeypatch):

@@ -327,7 +327,7 @@ EDGES_INLINE = (
     [
         ("from,to,length\na,b,1.5\nb,c,0.5\n\nc,d,2\nd,a,4\n", EDGES_INLINE),
         ("# indices, no header\n0,1,1.5\n1,2,0.5\n2,3,2\n3,0,4\n", EDGES_INLINE),
-        ('"a","b",1.5\nb,c,.5\nc,d,2e0\nd,a,4.0\nb,a,7\n', EDGES_INLINE),  # the shorter a-b kept
+        ('"a","b",1.5\nb,c,.5\nc,d,2e0\nd,a,4.0\nb,a,1.5\n', EDGES_INLINE),  # a-b given twice
         ("a,b\nb,c\nc,d\n", 'metric = { edges = [["a", "b"], ["b", "c"], ["c", "d"]] }'),
     ],
     ids=["header-labels", "indices", "quoted-duplicate", "unweighted"],
@@ -387,6 +387,7 @@ def test_edges_file_as_the_distortion_metric_on_the_inputs(tmp_path):
         ("a,b,1\nb,c,1,9\nc,d,1\n", "[line 2]", "extra_value"),
         ("a,b\nb,c,3\nc,d\n", "[line 2]", "extra_value"),  # the first line has no weight
         ("a,b,1\nc,d,1\n", "", "disconnected_graph"),
+        ("a,b,1.5\nb,c,.5\nc,d,2\nd,a,4\nb,a,7\n", "[line 5]", "duplicate_edge"),
     ],
 )
 def test_bad_edges_file_is_a_named_input_error_and_exits_2(tmp_path, capsys, csv_text, field, code):

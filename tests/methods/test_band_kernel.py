@@ -44,6 +44,15 @@ def _random_connected_graph(rng: np.random.Generator, n: int, extra: int):
     return np.array(a), np.array(b)
 
 
+def _weighted_edges(a, b, w) -> list[list]:
+    """``[a, b, w]`` rows, each undirected edge once (its first listing): Metric.from_graph
+    refuses an edge repeated with another weight."""
+    edges: dict[frozenset, list] = {}
+    for x, y, z in zip(a, b, w, strict=True):
+        edges.setdefault(frozenset((int(x), int(y))), [int(x), int(y), float(z)])
+    return list(edges.values())
+
+
 def _both_kernels(n, a, b, rng):
     left, right = np.concatenate([a, b]), np.concatenate([b, a])
     alpha = np.ones(left.size)
@@ -159,8 +168,7 @@ def test_block_ipm_on_random_graph_metrics_matches_the_all_pairs_lp(
     rng = np.random.default_rng(seed)
     a, b = _random_connected_graph(rng, n, extra)
     w = rng.uniform(0.2, 2.0, a.size)
-    edges = [[int(x), int(y), float(z)] for x, y, z in zip(a, b, w, strict=True)]
-    metric = Metric.from_graph(n, edges)
+    metric = Metric.from_graph(n, _weighted_edges(a, b, w))
     p = rng.dirichlet(np.full(n, 0.7))
     dist = rng.uniform(0.0, 3.0, (n, n))
     request = prepare_request(p, dist, "metric_dp", epsilon=eps, metric=metric)
@@ -259,10 +267,10 @@ def test_graph_metric_matrix_matches_shortest_paths():
     rng = np.random.default_rng(0)
     a, b = _random_connected_graph(rng, 8, 5)
     w = rng.uniform(0.5, 1.5, a.size)
-    edges = [[int(x), int(y), float(z)] for x, y, z in zip(a, b, w, strict=True)]
+    edges = _weighted_edges(a, b, w)
     metric = Metric.from_graph(8, edges)
     shortest = np.full((8, 8), np.inf)
-    for x, y, z in zip(a, b, w, strict=True):  # a repeated edge keeps its shortest weight
-        shortest[x, y] = shortest[y, x] = min(shortest[x, y], z)
+    for x, y, z in edges:
+        shortest[x, y] = shortest[y, x] = z
     graph = sp.csr_matrix(np.where(np.isfinite(shortest), shortest, 0.0))
     assert np.allclose(metric.matrix, shortest_path(graph, directed=False))

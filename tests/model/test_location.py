@@ -28,18 +28,19 @@ def test_grid_cells_points_prior_metric_and_distortion():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "field", "code"),
     [
-        ({"rows": 0, "cols": 2}, "positive integer"),
-        ({"rows": 2, "cols": 2, "cell_size": -1}, "positive number"),
-        ({"rows": 2, "cols": 2, "counts": [[1, 2, 3]]}, "shape"),
-        ({"rows": 1, "cols": 2, "counts": [[1, -2]]}, "non-negative"),
-        ({"rows": 1, "cols": 2, "counts": [[0, 0]]}, "all zero"),
+        ({"rows": 0, "cols": 2}, "grid.rows", None),
+        ({"rows": 2, "cols": 2, "cell_size": -1}, "grid.cell_size", "not_positive"),
+        ({"rows": 2, "cols": 2, "counts": [[1, 2, 3]]}, "grid.counts", None),
+        ({"rows": 1, "cols": 2, "counts": [[1, -2]]}, "grid.counts", "negative_weight"),
+        ({"rows": 1, "cols": 2, "counts": [[0, 0]]}, "grid.counts", "zero_total_weight"),
     ],
 )
-def test_grid_errors(kwargs, message):
-    with pytest.raises(InputError, match=message):
+def test_grid_errors(kwargs, field, code):
+    with pytest.raises(InputError) as info:
         po.LocationGrid(**kwargs)
+    assert (info.value.field, info.value.code) == (field, code)
 
 
 def test_heatmap_panels_on_new_figure_and_given_axes(tmp_path):

@@ -197,7 +197,7 @@ class _Reader:
         try:
             return decode_text(read_input_file(name), name)
         except InputError as exc:
-            raise self.err(key, str(exc)) from None
+            raise self.err(key, str(exc), exc.code) from None
 
     def csv_matrix(self, value, key: str) -> list[list[float]]:
         """A CSV file of numbers (one row per line) as a matrix."""
@@ -311,9 +311,17 @@ class _Reader:
             raise _rewrap(self.path, exc) from None
 
     def positive(self, table: dict, key: str, section: str) -> float:
+        """``table[key]``, a positive finite number (code ``"not_a_number"`` for anything
+        that is not a finite number, ``"not_positive"`` for zero or a negative number)."""
         value = table.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise self.err(f"{section}.{key}", f"expected a positive number, got {_kind(value)}")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        finite = number and (isinstance(value, int) or math.isfinite(value))
+        if not finite or not value > 0:
+            raise self.err(
+                f"{section}.{key}",
+                f"expected a positive number, got {_kind(value)}",
+                "not_positive" if finite else "not_a_number",
+            )
         return float(value)
 
 
