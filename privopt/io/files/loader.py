@@ -103,9 +103,13 @@ def read_toml(path: str | os.PathLike) -> dict:
 
 #: Keys whose string value names another file that a problem file reads (a CSV file, read
 #: relative to the problem file's folder): ``[prior] file``, ``[prior.grid] counts_file``,
-#: ``metric = { file = … }``, ``metric = { edges_file = … }`` and
-#: ``neighbors = { file = … }``.
-FILE_KEYS = ("file", "counts_file", "edges_file")
+#: ``[prior.grid] checkins_file``, ``[prior.points] file``, ``points_file`` of
+#: ``[prior.grid.outputs]`` and ``[prior.points.outputs]``, ``metric = { file = … }``,
+#: ``metric = { edges_file = … }`` and ``neighbors = { file = … }``. The parser reads every
+#: one through its ``referenced_text`` (from the files read with the problem when given), so
+#: that a batch reads it once, keys the problem by its content and sends that content to the
+#: workers.
+FILE_KEYS = ("file", "counts_file", "checkins_file", "points_file", "edges_file")
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,6 @@ weights, or a map (``[prior.grid]``, ``[prior.points]``) with its outputs."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from privopt.errors import InputError
@@ -303,8 +301,9 @@ class _PriorSection(_Reader):
         return self.located(lambda: build(outputs))
 
     def location_table(self, table: dict, key: str, section: str):
-        """Places from the CSV file named by ``key`` (read relative to the problem file)."""
-        from privopt.model.location_csv import read_location_csv
+        """Places from the CSV file named by ``key``: its text from the files read with the
+        problem, else read relative to the problem file (:meth:`referenced_text`)."""
+        from privopt.model.location_csv import parse_location_csv
 
         value = table[key]
         full = f"{section}.{key}"
@@ -314,9 +313,11 @@ class _PriorSection(_Reader):
         if coordinates is not None and coordinates not in ("latlon", "xy"):
             raise self.err(f"{section}.coordinates", f'"latlon" or "xy", got {_kind(coordinates)}')
         columns = self.location_columns(table, section)
-        name = value if os.path.isabs(value) else os.path.join(self.base, value)
+        content = self.referenced_text(value, full)
         try:
-            return read_location_csv(name, coordinates=coordinates, columns=columns, source=full)
+            return parse_location_csv(
+                content, coordinates=coordinates, columns=columns, source=full
+            )
         except InputError as exc:
             where = exc.field if exc.field and exc.field.startswith(full) else full
             if exc.field in ("coordinates", "columns"):
