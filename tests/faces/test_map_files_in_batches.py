@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from privopt.errors import InputError
 from privopt.io import batch_files
 from privopt.io.batch_files import problem_key, read_results, run_batch, solve_problem_data
 from privopt.io.files import (
@@ -229,3 +230,24 @@ def test_a_batch_solves_an_edited_checkins_file_again(tmp_path):
     values = sorted(row["distortion"] for row in read_results(out))
     assert values == pytest.approx(sorted([first, second]), abs=1e-9)
     assert run_batch([folder], out).solved == 0  # both contents known: nothing solved
+
+
+@pytest.mark.parametrize(
+    ("name", "code"), [("checkins.csv", "missing_file"), ("places.csv", "missing_file")]
+)
+def test_a_file_the_batch_could_not_read_keeps_its_code(tmp_path, name, code):
+    """A file named by a problem but missing when the batch reads it is reported, when the
+    worker parses the problem, with the code a direct read gives (and the key that names it)."""
+    text = CHECKINS_WITH_OUTPUT_POINTS if name == "checkins.csv" else PLACES_WITH_OUTPUT_POINTS
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    (tmp_path / "outputs.csv").write_text(OUTPUTS)
+    data = read_toml(str(path))
+    files = read_referenced_files(data, str(path))
+    assert files[name].error is not None and files[name].code == code
+    with pytest.raises(InputError) as direct:
+        parse_problem(data, str(path))
+    with pytest.raises(InputError) as batched:
+        parse_problem(data, str(path), files=files)
+    assert batched.value.code == direct.value.code == code
+    assert batched.value.field == direct.value.field

@@ -191,7 +191,7 @@ class _Reader:
             if content is None:
                 raise self.err(key, f"{value}: not among the files read with the problem")
             if content.error is not None:
-                raise self.err(key, content.error)
+                raise self.err(key, content.error, content.code)
             return content.text
         name = value if os.path.isabs(value) else os.path.join(self.base, value)
         try:

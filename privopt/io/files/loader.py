@@ -126,11 +126,15 @@ class ReferencedFile:
         Why it could not be read (the message a direct read gives), else ``None``.
     digest : str
         SHA-256 of the file's bytes (of the error for an unreadable file): its identity.
+    code : str or None
+        The error's code (:data:`privopt.errors.INPUT_ERROR_CODES`, as a direct read gives
+        it), else ``None``.
     """
 
     text: str | None
     error: str | None
     digest: str
+    code: str | None = None
 
 
 def referenced_files(data: dict) -> list[str]:
@@ -208,7 +212,7 @@ def read_referenced_files(
         except InputError as exc:
             message = str(exc)
             digest = hashlib.sha256(f"error: {message}".encode()).hexdigest()
-            content = ReferencedFile(None, message, digest)
+            content = ReferencedFile(None, message, digest, exc.code)
         if cache is not None and stamp is not None and content.error is None:
             cache[stamp] = content
         out[value] = content
