@@ -311,7 +311,7 @@ class Metric:
 
     # --- constructors ---------------------------------------------------------------------
     @classmethod
-    def from_matrix(cls, matrix, labels=None, field: str = "privacy.metric") -> Metric:
+    def from_matrix(cls, matrix, labels=None, field: str = "matrix") -> Metric:
         """A metric from its distance matrix, checked.
 
         Parameters
@@ -321,7 +321,8 @@ class Metric:
             (``+inf`` allowed for unrelated secrets, 0 for indistinguishable ones).
         labels : sequence of str, optional
         field : str
-            The key named in messages.
+            The key named in messages (default: the argument; a request or problem file passes
+            its own key).
 
         Returns
         -------
@@ -346,7 +347,7 @@ class Metric:
 
     @classmethod
     def from_points(
-        cls, points, norm: str = "euclidean", labels=None, field: str = "privacy.metric"
+        cls, points, norm: str = "euclidean", labels=None, field: str | None = None
     ) -> Metric:
         """The distances between points.
 
@@ -358,17 +359,20 @@ class Metric:
             ``haversine`` is the great-circle distance in kilometres on a sphere of radius
             :data:`EARTH_RADIUS_KM`.
         labels : sequence of str, optional
-        field : str
+        field : str, optional
+            The key whose ``points`` and ``norm`` messages name (a request or a problem file
+            passes its own); by default the arguments themselves.
 
         Returns
         -------
         Metric
         """
+        prefix = f"{field}." if field else ""
         try:
             pts = np.array(points, dtype=float)
         except (TypeError, ValueError):
             raise InputError(
-                "points must be a list of coordinate lists", f"{field}.points"
+                "points must be a list of coordinate lists", f"{prefix}points"
             ) from None
         if pts.ndim == 1:
             pts = pts[:, None]
@@ -376,26 +380,26 @@ class Metric:
             raise InputError(
                 f"points must be a non-empty k × dim array of finite numbers, got shape "
                 f"{pts.shape}",
-                f"{field}.points",
+                f"{prefix}points",
             )
         if norm not in METRIC_NORMS:
             raise InputError(
                 f"unknown norm {norm!r}; valid: {', '.join(METRIC_NORMS)}",
-                f"{field}.norm",
+                f"{prefix}norm",
                 suggestions=close_matches(norm, METRIC_NORMS),
             )
         if norm == "haversine":
             if pts.shape[1] != 2:
                 raise InputError(
-                    "haversine needs [latitude, longitude] pairs in degrees", f"{field}.points"
+                    "haversine needs [latitude, longitude] pairs in degrees", f"{prefix}points"
                 )
             if (np.abs(pts[:, 0]) > 90).any() or (np.abs(pts[:, 1]) > 360).any():
                 raise InputError(
                     "latitudes must lie in [-90, 90] and longitudes in [-360, 360] (degrees)",
-                    f"{field}.points",
+                    f"{prefix}points",
                 )
-        d = point_distances(pts, norm, f"{field}.points")
-        return cls(d, labels, norm, field, check=False, copy=False)
+        d = point_distances(pts, norm, f"{prefix}points")
+        return cls(d, labels, norm, field or "points", check=False, copy=False)
 
     @classmethod
     def from_graph(

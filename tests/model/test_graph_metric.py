@@ -143,3 +143,20 @@ def test_a_request_names_a_malformed_edge_by_its_index():
             metric={"edges": [[0, 1], [1, 2, 1.0, 1.0]]},
         )
     assert (info.value.field, info.value.code) == ("privacy.metric.edges[1]", "malformed_edge")
+
+
+def test_metrics_built_directly_name_their_own_arguments():
+    """Called from Python, each constructor's errors name its argument (a request or a
+    problem file passes its own key instead)."""
+    with pytest.raises(po.InputError) as info:
+        po.Metric.from_matrix([[0, 1], [2, 0]])
+    assert info.value.field == "matrix"
+    with pytest.raises(po.InputError) as info:
+        po.Metric.from_points([[0.0, 0.0], [np.nan, 1.0]])
+    assert info.value.field == "points"
+    with pytest.raises(po.InputError) as info:
+        po.Metric.from_points([[0.0, 0.0], [1.0, 1.0]], norm="chebyshev")
+    assert info.value.field == "norm"
+    with pytest.raises(po.InputError) as info:
+        po.Metric.from_points([[0.0, 0.0], [np.nan, 1.0]], field="privacy.metric")
+    assert info.value.field == "privacy.metric.points"
