@@ -301,7 +301,7 @@ class _BandFactor(ColumnFactor):
                 _add_inverses(self.inverse[start:end], self.below[start:end], coupling, lower, work)
             return lower
 
-        parts = dense_inverse.for_chunks(sum_range, U, U * 4.0 * b * N * N)
+        parts = dense_inverse.for_chunks(sum_range, U, U * 2.0 * b * N * N)
         lower = parts[0]
         for part in parts[1:]:
             lower += part
