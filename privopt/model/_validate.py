@@ -319,3 +319,33 @@ def as_positive_int(value, field: str, minimum: int = 1) -> int:
     if value < minimum:
         raise InputError(f"expected an integer >= {minimum}, got {value}", field)
     return int(value)
+
+
+def as_number(value, field: str, message: str) -> float:
+    """``value`` as a float (a boolean is not a number here; NaN and infinity pass, for the
+    caller to judge).
+
+    Parameters
+    ----------
+    value : object
+        A number, or text that reads as one.
+    field : str
+        The key named in the error.
+    message : str
+        The error's message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InputError
+        Code ``"not_a_number"``, if ``value`` is a boolean or does not read as a number.
+    """
+    if not isinstance(value, bool):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise InputError(message, field, code="not_a_number")

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from privopt.errors import InputError, close_matches
-from privopt.model._validate import normalised_weights
+from privopt.model._validate import as_number, normalised_weights
 from privopt.model.distortion import Distortion
 from privopt.model.metric import EARTH_RADIUS_KM, Metric, point_distances
 from privopt.model.prior import Prior
@@ -261,14 +261,7 @@ def _positive(value, field: str) -> float:
     """``value`` as a positive finite float; else an :class:`InputError` named ``field``,
     code ``"not_a_number"`` (text, a boolean, NaN, infinity) or ``"not_positive"`` (zero or
     negative)."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(
-            f"must be a positive number, got {value!r}", field, code="not_a_number"
-        ) from None
+    number = as_number(value, field, f"must be a positive number, got {value!r}")
     if not math.isfinite(number):
         raise InputError(f"must be a positive number, got {value!r}", field, code="not_a_number")
     if number <= 0:

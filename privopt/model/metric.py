@@ -31,6 +31,7 @@ import numpy as np
 
 from privopt._docstrings import sections_of
 from privopt.errors import InputError, close_matches
+from privopt.model._validate import as_number
 from privopt.model.neighbors import NeighborRelation, pairs_within
 from privopt.resources import check_allocation
 
@@ -793,14 +794,7 @@ def _edge_arrays(k: int, edges, field: str) -> tuple[np.ndarray, np.ndarray, np.
         if ia == ib:
             raise InputError(f"edge {n} joins secret {ia} to itself", at, code="self_loop")
         weight = 1.0 if len(items) == 2 else items[2]
-        try:
-            if isinstance(weight, bool):
-                raise TypeError
-            weight = float(weight)
-        except (TypeError, ValueError):
-            raise InputError(
-                f"edge {n}: the weight {weight!r} is not a number", at, code="not_a_number"
-            ) from None
+        weight = as_number(weight, at, f"edge {n}: the weight {weight!r} is not a number")
         if not (np.isfinite(weight) and weight > 0):
             raise InputError(
                 f"edge {n}: the weight {weight} must be a positive finite number",
