@@ -345,12 +345,11 @@ def test_bad_outputs_in_a_file_exit_2_naming_the_key(tmp_path, capsys, outputs, 
     assert payload["error"] == "input" and payload["field"] == field and payload["code"] == code
 
 
-CHECKIN_FILE = """
-title = "check-ins"
+MAP_FILE = """
+title = "map"
 source = "test"
 [prior.grid]
-checkins_file = "{name}"
-cell_size = 1.0
+{grid}
 [distortion]
 kind = "metric"
 [privacy]
@@ -383,25 +382,13 @@ epsilon = 1.0
 )
 def test_bad_checkins_exit_2_with_field_and_code(tmp_path, capsys, csv, field, code):
     write(tmp_path, "c.csv", csv)
-    path = write(tmp_path, "p.toml", CHECKIN_FILE.format(name="c.csv"))
+    grid = 'checkins_file = "c.csv"\ncell_size = 1.0'
+    path = write(tmp_path, "p.toml", MAP_FILE.format(grid=grid))
     status, out, err = cli(capsys, "solve", path, "--json")
     assert status == 2
     payload = json.loads(out)
     assert (payload["field"], payload["code"]) == (field, code)
     assert str(path) in err
-
-
-MAP_FILE = """
-title = "map"
-source = "test"
-[prior.grid]
-{grid}
-[distortion]
-kind = "metric"
-[privacy]
-notion = "metric_dp"
-epsilon = 1.0
-"""
 
 
 @pytest.mark.parametrize(
